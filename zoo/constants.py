@@ -1,0 +1,16 @@
+"""Reserved token ids shared by tokenizers, models and search.
+
+Every vocabulary in `zoo` reserves the same four ids, so that models, search and
+tokenizers agree without importing each other.
+"""
+
+PAD_ID = 0  # padding; masks are `ids != PAD_ID`
+START_ID = 1  # decoder input starts with it (<s>)
+END_ID = 2  # a hypothesis ends with it (</s>)
+UNK_ID = 3  # unknown token (<unk>)
+
+PAD_TOKEN = "<pad>"
+START_TOKEN = "<s>"
+END_TOKEN = "</s>"
+UNK_TOKEN = "<unk>"
+RESERVED_TOKENS = (PAD_TOKEN, START_TOKEN, END_TOKEN, UNK_TOKEN)
