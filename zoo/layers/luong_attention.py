@@ -1,0 +1,140 @@
+"""Global attention of Luong, Pham and Manning (2015)."""
+
+import keras
+from keras import ops
+
+from zoo.layers.attention_base import AttentionBase, masked_softmax
+
+SCORES = ("dot", "general", "concat", "location")
+
+
+@keras.saving.register_keras_serializable(package="zoo")
+class LuongAttention(AttentionBase):
+    """Global attention: Luong et al. 2015, §3.1, eq. (7) and (8).
+
+    For a decoder top-layer state `q = h_t` and source states `m_s = h̄_s`
+    (Keras orientation, `x @ W`), the score `e_s` is one of (eq. 8):
+
+        "dot"       e_s = q · m_s                              (needs Dq == Dm)
+        "general"   e_s = (q @ W_a) · m_s
+        "concat"    e_s = v_a · tanh([q; m_s] @ W_a)
+        "location"  e   = (q @ W_a)[:Ts]                      (location-based, eq. 9)
+
+    and `a_t = softmax(e)` over unmasked source positions (eq. 7); the context is
+    `c_t = sum_s a_t(s) m_s` (§3).
+
+    Keys (`compute_keys`, once per sentence): "dot" uses the memory itself; "general"
+    uses `m_s @ W_a^T`, so that a step costs `Ts·Dq` instead of `Dq·Dm` (the same
+    numbers, as `(q @ W_a) · m_s = q · (m_s @ W_a^T)`); "concat" splits `W_a` into its
+    query rows `W_a[:Dq]` and memory rows `W_a[Dq:]` and precomputes `m_s @ W_a[Dq:]`;
+    "location" needs none.
+
+    Args:
+        score: "dot", "general", "concat" or "location".
+        units: hidden size of the "concat" score; defaults to the query size.
+        max_length: longest source the "location" score can address (its output size).
+
+    Weights: "general" `W_a (Dq, Dm)`; "concat" `W_a (Dq + Dm, units)`, `v_a (units,)`;
+    "location" `W_a (Dq, max_length)`; "dot" none.
+
+    Call: `context, weights = layer(query, memory, mask=None, keys=None)`, see
+    `AttentionBase`. A source longer than `max_length` with the "location" score raises
+    an error rather than being truncated.
+
+    Example:
+
+    >>> import numpy as np
+    >>> layer = LuongAttention(score="general")
+    >>> context, weights = layer(np.ones((2, 3, 4), "float32"), np.ones((2, 5, 6), "float32"))
+    >>> tuple(context.shape), tuple(weights.shape)
+    ((2, 3, 6), (2, 3, 5))
+    """
+
+    def __init__(self, score="general", units=None, max_length=None, **kwargs):
+        super().__init__(**kwargs)
+        if score not in SCORES:
+            raise ValueError(f"LuongAttention score must be one of {SCORES}; received {score!r}.")
+        if units is not None and (not isinstance(units, int) or units < 1):
+            raise ValueError(
+                f"LuongAttention units must be a positive int or None; received {units!r}."
+            )
+        if score == "location":
+            if not isinstance(max_length, int) or max_length < 1:
+                raise ValueError(
+                    "LuongAttention(score='location') needs max_length, a positive int (the "
+                    f"longest source it can address); received max_length={max_length!r}."
+                )
+        self.score = score
+        self.units = units
+        self.max_length = max_length
+
+    def build(self, query_shape, memory_shape):
+        self._check_ranks(query_shape, memory_shape)
+        query_dim, memory_dim = query_shape[-1], memory_shape[-1]
+        init = keras.initializers.GlorotUniform()
+        if self.score == "dot" and query_dim != memory_dim:
+            raise ValueError(
+                "LuongAttention(score='dot') needs query and memory of equal size; received "
+                f"query_dim={query_dim} and memory_dim={memory_dim}. Use score='general'."
+            )
+        if self.score == "general":
+            self.W_a = self.add_weight(name="W_a", shape=(query_dim, memory_dim), initializer=init)
+        elif self.score == "concat":
+            units = self.units or query_dim
+            self.W_a = self.add_weight(
+                name="W_a", shape=(query_dim + memory_dim, units), initializer=init
+            )
+            self.v_a = self.add_weight(
+                name="v_a", shape=(units,), initializer=keras.initializers.RandomUniform(-0.1, 0.1)
+            )
+        elif self.score == "location":
+            self.W_a = self.add_weight(
+                name="W_a", shape=(query_dim, self.max_length), initializer=init
+            )
+        self._query_dim = query_dim
+
+    def compute_keys(self, memory):
+        """The query-independent part of the score, `(B, Ts, ·)` (see the class docstring)."""
+        memory = ops.cast(memory, self.compute_dtype)
+        if self.score == "general":
+            return ops.matmul(memory, ops.transpose(ops.cast(self.W_a, self.compute_dtype)))
+        if self.score == "concat":
+            w_memory = ops.cast(self.W_a, self.compute_dtype)[self._query_dim :]
+            return ops.matmul(memory, w_memory)
+        return memory  # "dot" and "location" (unused there)
+
+    def scores(self, query, memory, keys=None):
+        """Raw scores `e` `(B, Tq, Ts)` for a 3-D query, before any masking."""
+        keys = self.compute_keys(memory) if keys is None else ops.cast(keys, self.compute_dtype)
+        if self.score in ("dot", "general"):
+            return ops.matmul(query, ops.transpose(keys, (0, 2, 1)))
+        if self.score == "concat":
+            w_query = ops.cast(self.W_a, self.compute_dtype)[: self._query_dim]
+            hidden = ops.expand_dims(ops.matmul(query, w_query), 2) + ops.expand_dims(keys, 1)
+            return ops.sum(ops.tanh(hidden) * ops.cast(self.v_a, self.compute_dtype), axis=-1)
+        # location: one score per source position, from the query alone.
+        source_len = memory.shape[1]
+        if source_len is not None and source_len > self.max_length:
+            raise ValueError(
+                f"LuongAttention(score='location', max_length={self.max_length}) received a "
+                f"source of length {source_len}; it cannot address positions past max_length."
+            )
+        scores = ops.matmul(query, ops.cast(self.W_a, self.compute_dtype))  # (B, Tq, max_length)
+        # ops.slice raises (rather than truncating) when the source is longer than max_length.
+        shape = ops.shape(memory)
+        return ops.slice(scores, (0, 0, 0), (ops.shape(query)[0], ops.shape(query)[1], shape[1]))
+
+    def call(self, query, memory, mask=None, keys=None):
+        def weights_fn(query, memory, mask):
+            scores = self.scores(query, memory, keys)
+            return masked_softmax(scores, None if mask is None else ops.expand_dims(mask, 1))
+
+        return self._attend(query, memory, mask, weights_fn)
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "score": self.score,
+            "units": self.units,
+            "max_length": self.max_length,
+        }
