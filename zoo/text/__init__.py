@@ -1,1 +1,26 @@
-"""zoo.text"""
+"""zoo.text: tokenizers from `tf.string` to ragged int ids and back, in TensorFlow ops.
+
+Every tokenizer reserves ids 0-3 as in `zoo.constants` (PAD, START, END, UNK), normalises
+text the same way (`normalize`: NFKC, Unicode spaces to one ASCII space, optional
+lowercasing), is a `tf.Module` (its resources export with a SavedModel), and saves as plain
+files (`tokenizer.json` + `sentencepiece.model` or `vocab.txt`).
+"""
+
+from zoo.text.factory import KINDS, load_tokenizer, train_tokenizer
+from zoo.text.normalize import normalize
+from zoo.text.sentencepiece_tokenizer import SentencePieceTokenizer
+from zoo.text.tokenizer import Tokenizer, clean_ids
+from zoo.text.word_tokenizer import WordTokenizer
+from zoo.text.wordpiece_tokenizer import WordPieceTokenizer
+
+__all__ = [
+    "KINDS",
+    "SentencePieceTokenizer",
+    "Tokenizer",
+    "WordPieceTokenizer",
+    "WordTokenizer",
+    "clean_ids",
+    "load_tokenizer",
+    "normalize",
+    "train_tokenizer",
+]

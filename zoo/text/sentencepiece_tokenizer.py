@@ -1,0 +1,151 @@
+"""`SentencePieceTokenizer`: subword tokenizer (the default), trained with `sentencepiece`,
+run in the graph by `tensorflow_text.SentencepieceTokenizer`."""
+
+import io
+import os
+
+import sentencepiece as spm
+import tensorflow as tf
+import tensorflow_text as tf_text
+
+from zoo.constants import (
+    END_ID,
+    END_TOKEN,
+    PAD_ID,
+    PAD_TOKEN,
+    START_ID,
+    START_TOKEN,
+    UNK_ID,
+    UNK_TOKEN,
+)
+from zoo.text.normalize import normalize_texts
+from zoo.text.tokenizer import Tokenizer
+
+MODEL_FILE = "sentencepiece.model"
+MODEL_TYPES = ("unigram", "bpe")
+
+
+class SentencePieceTokenizer(Tokenizer):
+    """Subword tokenizer: a SentencePiece model (Kudo & Richardson, 2018) run in the graph.
+
+    Detokenisation is lossless for normalised text (`detokenize(tokenize(x)) ==
+    normalize(x)`) as long as every character was seen in training (unseen characters become
+    UNK_ID and are shown as " ⁇ "; pass `byte_fallback=True` to `train` to avoid this).
+
+    Args:
+        model_proto: the serialized SentencePiece model (`bytes`, the `.model` file), trained
+            with pad_id=0, bos_id=1, eos_id=2, unk_id=3.
+        lowercase: lowercase text before tokenizing (must match how the model was trained).
+
+    Shapes: `tokenize` `(B,)` string -> ragged `(B, None)` int32; `detokenize` back to `(B,)`.
+
+    Example:
+        >>> tok = SentencePieceTokenizer.train(train_sentences, vocab_size=8000)
+        >>> tok.tokenize(["Zwei Hunde spielen."])
+        <tf.RaggedTensor [[...]]>
+    """
+
+    kind = "sentencepiece"
+
+    def __init__(self, model_proto, lowercase=False, name=None):
+        super().__init__(lowercase=lowercase, name=name)
+        if not isinstance(model_proto, bytes):
+            raise ValueError(
+                f"model_proto must be the serialized model (bytes), received {type(model_proto)}."
+            )
+        processor = spm.SentencePieceProcessor(model_proto=model_proto)
+        reserved = {PAD_ID: PAD_TOKEN, START_ID: START_TOKEN, END_ID: END_TOKEN, UNK_ID: UNK_TOKEN}
+        found = {i: processor.id_to_piece(i) for i in reserved if i < processor.get_piece_size()}
+        if found != reserved:
+            raise ValueError(
+                f"The SentencePiece model must reserve ids {reserved}, received {found}. Train it "
+                "with SentencePieceTokenizer.train (pad_id=0, bos_id=1, eos_id=2, unk_id=3)."
+            )
+        self.model_proto = model_proto
+        self._vocab_size = processor.get_piece_size()
+        self._sp = tf_text.SentencepieceTokenizer(model=model_proto, out_type=tf.int32)
+
+    @classmethod
+    def train(
+        cls,
+        sentences,
+        vocab_size=8000,
+        model_type="unigram",
+        lowercase=False,
+        character_coverage=1.0,
+        byte_fallback=False,
+        max_sentences=2_000_000,
+        seed=0,
+    ):
+        """Trains a SentencePiece model on `sentences` (an iterable of `str`).
+
+        Args:
+            sentences: training text, one sentence per item (the training split only).
+            vocab_size: size of the vocabulary, reserved ids included. A soft limit: a small
+                corpus may give a few pieces fewer.
+            model_type: "unigram" or "bpe".
+            lowercase: lowercase before training and tokenizing.
+            character_coverage: share of characters the model must cover (1.0: all).
+            byte_fallback: spell unknown characters as UTF-8 bytes instead of UNK_ID.
+            max_sentences: at most this many sentences (a seeded sample) feed the trainer.
+            seed: seed of SentencePiece's random generator.
+        """
+        if model_type not in MODEL_TYPES:
+            raise ValueError(f"model_type must be one of {MODEL_TYPES}, received {model_type!r}.")
+        if int(vocab_size) <= 4:
+            raise ValueError(f"vocab_size must be greater than 4, received {vocab_size}.")
+        texts = [t for t in normalize_texts(sentences, lowercase) if t]
+        if not texts:
+            raise ValueError("Cannot train a SentencePiece model on no (non-empty) sentences.")
+        if hasattr(spm, "set_random_generator_seed"):
+            spm.set_random_generator_seed(int(seed))
+        model = io.BytesIO()
+        spm.SentencePieceTrainer.train(
+            sentence_iterator=iter(texts),
+            model_writer=model,
+            vocab_size=int(vocab_size),
+            model_type=model_type,
+            pad_id=PAD_ID,
+            bos_id=START_ID,
+            eos_id=END_ID,
+            unk_id=UNK_ID,
+            pad_piece=PAD_TOKEN,
+            bos_piece=START_TOKEN,
+            eos_piece=END_TOKEN,
+            unk_piece=UNK_TOKEN,
+            normalization_rule_name="nfkc",
+            character_coverage=float(character_coverage),
+            byte_fallback=bool(byte_fallback),
+            hard_vocab_limit=False,
+            input_sentence_size=int(max_sentences),
+            shuffle_input_sentence=True,
+            num_threads=min(os.cpu_count() or 1, 16),
+            minloglevel=2,
+        )
+        return cls(model.getvalue(), lowercase=lowercase)
+
+    @property
+    def vocab_size(self):
+        return self._vocab_size
+
+    def id_to_token(self, ids):
+        """Ids (any shape) -> their pieces (`tf.string`, same shape)."""
+        return self._sp.id_to_string(ids)
+
+    def _tokenize(self, strings):
+        return self._sp.tokenize(strings)
+
+    def _detokenize(self, ids):
+        return self._sp.detokenize(ids)
+
+    def _save_files(self, directory):
+        with open(os.path.join(directory, MODEL_FILE), "wb") as f:
+            f.write(self.model_proto)
+
+    @classmethod
+    def _from_files(cls, directory, config):
+        path = os.path.join(directory, MODEL_FILE)
+        if not os.path.isfile(path):
+            raise ValueError(f"Missing SentencePiece model file {path}.")
+        with open(path, "rb") as f:
+            return cls(f.read(), lowercase=config["lowercase"])

@@ -1,0 +1,103 @@
+"""`WordTokenizer`: the papers' word-level vocabulary (the K most frequent words and <unk>)."""
+
+import collections
+
+import tensorflow as tf
+import tensorflow_text as tf_text
+
+from zoo.constants import RESERVED_TOKENS, UNK_ID
+from zoo.text.tokenizer import Tokenizer
+from zoo.text.vocabulary import (
+    JOINER,
+    check_vocab,
+    join_tokens,
+    lookup_table,
+    read_vocab,
+    write_vocab,
+)
+
+# A token is a run of letters / digits / marks, or a single other (punctuation) character.
+_SPLIT = r"\s+|[^\p{L}\p{N}\p{M}\s]"
+_KEEP = r"[^\p{L}\p{N}\p{M}\s]"
+
+
+def split_words(strings):
+    """Normalised strings `(B,)` -> ragged word tokens `(B, None)`, attached ones "##"-prefixed.
+
+    "don't stop." -> ["don", "##'", "##t", "stop", "##."]: punctuation is split off, and a
+    token written with no space before it carries `JOINER`, so that joining restores the text.
+    """
+    tokens, begins, ends = tf_text.regex_split_with_offsets(strings, _SPLIT, _KEEP)
+    previous_ends = tf.concat([tf.fill([tokens.nrows(), 1], tf.constant(-1, tf.int64)), ends], 1)
+    attached = tf.equal(begins, previous_ends[:, :-1])
+    flat = tokens.flat_values
+    return tokens.with_flat_values(tf.where(attached.flat_values, JOINER + flat, flat))
+
+
+class WordTokenizer(Tokenizer):
+    """Word-level tokenizer of Bahdanau et al. (2014, Sec. 5.1) and Luong et al. (2015, Sec. 4.1):
+    the K most frequent words of the training text, every other word mapped to <unk>.
+
+    Punctuation is split from words; a token that had no space before it is stored with the
+    prefix "##" (see `zoo.text.vocabulary`), so detokenisation restores the original spacing.
+
+    Args:
+        vocab: list of tokens starting with `zoo.constants.RESERVED_TOKENS`.
+        lowercase: lowercase text before tokenizing.
+
+    Shapes: `tokenize` `(B,)` string -> ragged `(B, None)` int32; `detokenize` back to `(B,)`.
+
+    Example:
+        >>> tok = WordTokenizer.train(train_sentences, vocab_size=30000)
+        >>> tok.tokenize(["A dog."])      # ids of "A", "dog", "##."
+    """
+
+    kind = "word"
+
+    def __init__(self, vocab, lowercase=False, name=None):
+        super().__init__(lowercase=lowercase, name=name)
+        self.vocab = check_vocab(vocab)
+        self._vocab_size = len(self.vocab)
+        self._table = lookup_table(self.vocab, default_value=UNK_ID)
+        self._tokens = tf.constant(self.vocab, dtype=tf.string)
+
+    @classmethod
+    def train(cls, sentences, vocab_size=30000, lowercase=False, min_count=1):
+        """Keeps the `vocab_size - 4` most frequent tokens of `sentences` (ties: alphabetical)."""
+        from zoo.text.normalize import normalize_texts
+
+        if int(vocab_size) <= len(RESERVED_TOKENS):
+            raise ValueError(f"vocab_size must be greater than 4, received {vocab_size}.")
+        counts = collections.Counter()
+        texts = normalize_texts(sentences, lowercase)
+        for start in range(0, len(texts), 8192):
+            tokens = split_words(tf.constant(texts[start : start + 8192], dtype=tf.string))
+            counts.update(t.decode("utf-8") for t in tokens.flat_values.numpy().tolist())
+        for token in RESERVED_TOKENS:
+            counts.pop(token, None)
+        ranked = sorted(
+            (kv for kv in counts.items() if kv[1] >= min_count), key=lambda kv: (-kv[1], kv[0])
+        )
+        words = [w for w, _ in ranked[: int(vocab_size) - len(RESERVED_TOKENS)]]
+        return cls(list(RESERVED_TOKENS) + words, lowercase=lowercase)
+
+    @property
+    def vocab_size(self):
+        return self._vocab_size
+
+    def id_to_token(self, ids):
+        """Ids (any shape) -> their tokens (`tf.string`, same shape)."""
+        return tf.gather(self._tokens, ids)
+
+    def _tokenize(self, strings):
+        return tf.ragged.map_flat_values(self._table.lookup, split_words(strings))
+
+    def _detokenize(self, ids):
+        return join_tokens(tf.gather(self._tokens, ids))
+
+    def _save_files(self, directory):
+        write_vocab(self.vocab, directory)
+
+    @classmethod
+    def _from_files(cls, directory, config):
+        return cls(read_vocab(directory), lowercase=config["lowercase"])
