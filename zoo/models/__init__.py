@@ -1,1 +1,39 @@
-"""zoo.models"""
+"""zoo.models: the encoders, decoders and translation models of Bahdanau et al. (2014) and
+Luong et al. (2015), and `build(name, size, ...)` for the papers' presets.
+
+    model = zoo.models.build("bahdanau_rnnsearch", size="base",
+                             source_vocab_size=30000, target_vocab_size=30000)
+    logits = model({"source_ids": source_ids, "target_ids": target_ids})  # (B, Tt, V)
+"""
+
+from zoo.models.bahdanau_decoder import BahdanauDecoder
+from zoo.models.bidirectional_gru_encoder import BidirectionalGRUEncoder
+from zoo.models.build import build_bahdanau_rnnencdec, build_bahdanau_rnnsearch, build_luong
+from zoo.models.decoder_base import DecoderBase
+from zoo.models.gru_encoder import GRUEncoder
+from zoo.models.luong_decoder import LuongDecoder
+from zoo.models.maxout import Maxout
+from zoo.models.presets import SIZES, build, family, preset_arguments, presets
+from zoo.models.reversal import reverse_padded
+from zoo.models.rnn_enc_dec_decoder import RNNEncDecDecoder
+from zoo.models.stacked_lstm_encoder import StackedLSTMEncoder
+
+__all__ = [
+    "BahdanauDecoder",
+    "BidirectionalGRUEncoder",
+    "DecoderBase",
+    "GRUEncoder",
+    "LuongDecoder",
+    "Maxout",
+    "RNNEncDecDecoder",
+    "SIZES",
+    "StackedLSTMEncoder",
+    "build",
+    "build_bahdanau_rnnencdec",
+    "build_bahdanau_rnnsearch",
+    "build_luong",
+    "family",
+    "preset_arguments",
+    "presets",
+    "reverse_padded",
+]

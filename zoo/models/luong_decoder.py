@@ -1,0 +1,249 @@
+"""The stacked LSTM decoder of Luong, Pham and Manning (2015), §3 (global/local attention)."""
+
+import keras
+from keras import ops
+
+from zoo.layers import AttentionBase, LocalAttention
+from zoo.models.checks import check_positive_int, check_rate
+from zoo.models.decoder_base import DecoderBase
+from zoo.models.initializers import uniform_or_default
+
+
+@keras.saving.register_keras_serializable(package="zoo")
+class LuongDecoder(DecoderBase):
+    """Stacked LSTM decoder with global or local attention: Luong et al. 2015, §3.
+
+    At target step t (0-based), with the L-layer LSTM stack and the top layer's state h_t:
+
+        x_t   = [E y_{t-1}; h~_{t-1}] with input feeding (§3.3, fig. 4), else E y_{t-1}
+        h_t   = LSTM stack(x_t, states_{t-1})             (§2, dropout between layers)
+        c_t, a_t = attention(h_t, h_bar)                  (§3.1 global / §3.2 local, eq. 7-11)
+        h~_t  = tanh(W_c [c_t; h_t])                       (eq. 5)
+        logits_t = W_s h~_t                                (eq. 6)
+
+    With `attention=None` this is the attention-free base system of Table 1
+    (logits_t = W_s h_t, §2 eq. 4). The initial LSTM states are the encoder's final states
+    (`StackedLSTMEncoder`), h~_{-1} = 0. Local attention gets `positions=t` (p_t = t for
+    local-m, eq. 9; local-p predicts p_t itself, eq. 9-10); the step counter t is part of
+    the state.
+
+    Without input feeding, `call` takes the fast path: the whole target sequence runs
+    through the Keras LSTM layers at once (cuDNN on a GPU) and attention is computed for all
+    steps in one call with a 3-D query. `step` uses the same weights (`lstm.cell`) and gives
+    the same logits.
+
+    Args:
+        vocab_size: target vocabulary size.
+        embedding_dim: target word embedding size.
+        units: LSTM units per layer (also the size of h~_t).
+        num_layers: 1 to 4; must equal the encoder's.
+        dropout: rate between LSTM layers, in [0, 1).
+        attention: a `zoo.layers` attention layer (`LuongAttention`, `LocalAttention`, ...)
+            or None for no attention.
+        input_feeding: feed h~_{t-1} to the first layer (needs attention).
+        init_scale: > 0 draws embeddings, LSTM and projection kernels uniformly in
+            [-init_scale, init_scale] (the paper: 0.1); 0 keeps the Keras defaults.
+
+    Call: `logits = decoder(target_ids, memory, source_mask, encoder_states, training=None)`
+        encoder_states [h_1, c_1, ..., h_L, c_L] each (B, units) -> logits (B, Tt, V).
+    Step: see `DecoderBase`. cache: memory, mask, keys (if attention), h_1, c_1, ...;
+    state: (h_1, c_1, ..., h_L, c_L, h~_{t-1} (B, units), t (B,) int32).
+
+    Example:
+        decoder = LuongDecoder(50000, 1000, 1000, num_layers=4, dropout=0.2,
+                               attention=LocalAttention(window=10, mode="predictive"),
+                               input_feeding=True, init_scale=0.1, name="decoder")
+        logits = decoder(target_ids, *encoder(source_ids))  # (B, Tt, 50000)
+    """
+
+    def __init__(
+        self,
+        vocab_size,
+        embedding_dim,
+        units,
+        num_layers=1,
+        dropout=0.0,
+        attention=None,
+        input_feeding=True,
+        init_scale=0.0,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        name = type(self).__name__
+        self.vocab_size = check_positive_int(name, "vocab_size", vocab_size)
+        self.embedding_dim = check_positive_int(name, "embedding_dim", embedding_dim)
+        self.units = check_positive_int(name, "units", units)
+        self.num_layers = check_positive_int(name, "num_layers", num_layers)
+        if num_layers > 4:
+            raise ValueError(
+                f"{name}: num_layers must be 1 to 4 (the paper's range), got {num_layers}."
+            )
+        self.dropout = check_rate(name, "dropout", dropout)
+        if isinstance(attention, dict):
+            attention = keras.saving.deserialize_keras_object(attention)
+        if attention is not None and not isinstance(attention, AttentionBase):
+            raise ValueError(
+                f"{name}: attention must be a zoo.layers attention layer or None, "
+                f"got {attention!r}."
+            )
+        self.attention = attention
+        self.input_feeding = bool(input_feeding)
+        if self.input_feeding and attention is None:
+            raise ValueError(
+                f"{name}: input_feeding=True feeds the attentional state h~, which needs "
+                "attention; pass input_feeding=False with attention=None."
+            )
+        self.init_scale = float(init_scale)
+        policy = self.dtype_policy
+        kernel_init = uniform_or_default(self.init_scale, "glorot_uniform")
+        self.embedding = keras.layers.Embedding(
+            vocab_size,
+            embedding_dim,
+            embeddings_initializer=uniform_or_default(self.init_scale, "uniform"),
+            dtype=policy,
+            name="E",
+        )
+        self.lstms = [
+            keras.layers.LSTM(
+                units,
+                return_sequences=True,
+                return_state=True,
+                kernel_initializer=kernel_init,
+                recurrent_initializer=uniform_or_default(self.init_scale, "orthogonal"),
+                dtype=policy,
+                name=f"lstm_{i + 1}",
+            )
+            for i in range(num_layers)
+        ]
+        self.dropouts = [
+            keras.layers.Dropout(self.dropout, dtype=policy, name=f"dropout_{i + 1}")
+            for i in range(num_layers - 1)
+        ]
+        if attention is not None:
+            self.W_c = keras.layers.Dense(
+                units,
+                activation="tanh",
+                use_bias=False,
+                kernel_initializer=kernel_init,
+                dtype=policy,
+                name="W_c",
+            )
+        self.W_s = keras.layers.Dense(
+            vocab_size, kernel_initializer=kernel_init, dtype=policy, name="W_s"
+        )
+
+    @property
+    def _is_local(self):
+        return isinstance(self.attention, LocalAttention)
+
+    def build(self, target_ids_shape, memory_shape, source_mask_shape, encoder_states_shape):
+        self._check_call_inputs(target_ids_shape, memory_shape, source_mask_shape)
+        expected = 2 * self.num_layers
+        dims = [tuple(shape)[-1] for shape in encoder_states_shape]
+        if len(dims) != expected or any(d != self.units for d in dims):
+            raise ValueError(
+                f"LuongDecoder with num_layers={self.num_layers} and units={self.units} expects "
+                f"encoder_states [h_1, c_1, ..., h_L, c_L]: {expected} tensors of {self.units} "
+                f"features; got feature sizes {dims}. Use an encoder with the same num_layers "
+                "and units."
+            )
+        self.embedding.build(target_ids_shape)
+        first_input = self.embedding_dim + (self.units if self.input_feeding else 0)
+        self.lstms[0].build((None, None, first_input))
+        for lstm in self.lstms[1:]:
+            lstm.build((None, None, self.units))
+        if self.attention is not None:
+            self.attention.build((None, self.units), tuple(memory_shape))
+            self.W_c.build((None, memory_shape[-1] + self.units))
+        self.W_s.build((None, self.units))
+
+    def prepare(self, memory, source_mask, encoder_states):
+        """cache: memory, mask, keys (when attending) and h_1, c_1, ..., h_L, c_L."""
+        cache = {"memory": memory, "mask": ops.cast(source_mask, "bool")}
+        if self.attention is not None:
+            cache["keys"] = self.attention.compute_keys(memory)
+        for i in range(self.num_layers):
+            cache[f"h_{i + 1}"] = encoder_states[2 * i]
+            cache[f"c_{i + 1}"] = encoder_states[2 * i + 1]
+        return cache
+
+    def initial_state(self, cache):
+        """(h_1, c_1, ..., h_L, c_L, h~_{-1} = 0, t = 0)."""
+        dtype = self.compute_dtype
+        states = []
+        for i in range(self.num_layers):
+            states += [ops.cast(cache[f"h_{i + 1}"], dtype), ops.cast(cache[f"c_{i + 1}"], dtype)]
+        batch = ops.shape(cache["mask"])[0]
+        attentional = ops.zeros((batch, self.units), dtype=dtype)
+        steps = ops.zeros((batch,), dtype="int32")
+        return (*states, attentional, steps)
+
+    def _attend(self, h_top, cache, positions):
+        """(context, weights) for h_top (B, [Tt,] units)."""
+        kwargs = {"positions": positions} if self._is_local else {}
+        return self.attention(
+            h_top, cache["memory"], mask=cache["mask"], keys=cache["keys"], **kwargs
+        )
+
+    def _attentional(self, h_top, context):
+        """h~ = tanh(W_c [c; h]) (eq. 5)."""
+        return self.W_c(ops.concatenate([ops.cast(context, self.compute_dtype), h_top], axis=-1))
+
+    def _advance(self, prev_ids, state, cache, training=None):
+        layer_states, attentional, steps = state[:-2], state[-2], state[-1]
+        x = self.embedding(prev_ids)  # E y_{t-1}: (B, m)
+        if self.input_feeding:
+            x = ops.concatenate([x, attentional], axis=-1)  # (B, m + units)
+        new_states = []
+        for i, lstm in enumerate(self.lstms):
+            if i > 0:
+                x = self.dropouts[i - 1](x, training=training)
+            h, c = layer_states[2 * i], layer_states[2 * i + 1]
+            x, (h, c) = lstm.cell(x, [h, c], training=training)  # (B, units)
+            new_states += [h, c]
+        if self.attention is None:
+            weights = ops.zeros_like(cache["mask"], dtype=self.compute_dtype)
+            attentional = x  # the base system reads out h_t directly
+        else:
+            context, weights = self._attend(x, cache, steps)  # (B, Dm), (B, Ts)
+            attentional = self._attentional(x, context)  # h~_t (B, units)
+        return attentional, (*new_states, attentional, steps + 1), weights
+
+    def _readout_dim(self):
+        return self.units
+
+    def _readout(self, readout, training=None):
+        return self.W_s(readout)  # (..., V)
+
+    def call(self, target_ids, memory, source_mask, encoder_states, training=None):
+        """Teacher forcing: logits (B, Tt, V); the fast path when input_feeding is off."""
+        cache = self.prepare(memory, source_mask, encoder_states)
+        if self.input_feeding:
+            readouts, _ = self._stepwise_readouts(target_ids, cache, training)
+            return self._readout(readouts, training)
+        x = self.embedding(ops.cast(target_ids, "int32"))  # (B, Tt, m)
+        for i, lstm in enumerate(self.lstms):
+            if i > 0:
+                x = self.dropouts[i - 1](x, training=training)
+            initial = [cache[f"h_{i + 1}"], cache[f"c_{i + 1}"]]
+            x, _, _ = lstm(x, initial_state=initial, training=training)  # (B, Tt, units)
+        if self.attention is not None:
+            context, _ = self._attend(x, cache, None)  # positions 0..Tt-1 for local
+            x = self._attentional(x, context)  # (B, Tt, units)
+        return self._readout(x, training)
+
+    def get_config(self):
+        attention = self.attention
+        return {
+            **super().get_config(),
+            "vocab_size": self.vocab_size,
+            "embedding_dim": self.embedding_dim,
+            "units": self.units,
+            "num_layers": self.num_layers,
+            "dropout": self.dropout,
+            "attention": None
+            if attention is None
+            else keras.saving.serialize_keras_object(attention),
+            "input_feeding": self.input_feeding,
+            "init_scale": self.init_scale,
+        }

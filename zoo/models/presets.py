@@ -1,0 +1,167 @@
+"""The papers' configurations as named presets, each in three sizes.
+
+Sizes:
+- `tiny`: unit tests (embeddings 16, 32 units).
+- `base`: trains on one machine (Bahdanau: embeddings 256, bidirectional GRU 256 per
+  direction, GRU decoder 512, maxout 256 (pairs of a 512 readout); Luong: embeddings 256,
+  2 LSTM layers of 512, dropout 0.2, D = 10).
+- `paper`: the papers' sizes. Bahdanau et al. 2014 appendix A.2/B: 620-dim embeddings, 1000
+  hidden units (per direction in the encoder), alignment model n' = 1000, maxout 500,
+  30k vocabularies. Luong et al. 2015 §4.1: 4 LSTM layers of 1000 cells, 1000-dim
+  embeddings, dropout 0.2, uniform init in [-0.1, 0.1], D = 10, reversed source, 50k
+  vocabularies (pass the vocabulary sizes to `build`).
+
+`location` attention scores a fixed number of source positions: max_length = 32 (tiny),
+100 (base and paper; Luong et al. trained on sentences of at most 50 words, 100 leaves room
+for longer test sentences).
+
+Example:
+    model = zoo.models.build("luong_local_p_general", size="base", source_vocab_size=8000,
+                             target_vocab_size=8000, input_feeding=False)
+"""
+
+from zoo.models.build import build_bahdanau_rnnencdec, build_bahdanau_rnnsearch, build_luong
+
+SIZES = ("tiny", "base", "paper")
+DEFAULT_VOCAB_SIZES = {"bahdanau": 30000, "luong": 50000}  # the papers' vocabularies
+
+
+def _bahdanau_rnnsearch(size):
+    if size == "tiny":
+        return dict(
+            embedding_dim=16, encoder_units=32, units=32, maxout_units=16, attention_units=32
+        )
+    if size == "base":
+        return dict(
+            embedding_dim=256, encoder_units=256, units=512, maxout_units=256, attention_units=512
+        )
+    return dict(
+        embedding_dim=620, encoder_units=1000, units=1000, maxout_units=500, attention_units=1000
+    )
+
+
+def _bahdanau_rnnencdec(size):
+    if size == "tiny":
+        return dict(embedding_dim=16, encoder_units=32, units=32, maxout_units=16)
+    if size == "base":
+        return dict(embedding_dim=256, encoder_units=512, units=512, maxout_units=256)
+    return dict(embedding_dim=620, encoder_units=1000, units=1000, maxout_units=500)
+
+
+def _luong_sizes(size):
+    if size == "tiny":
+        return dict(
+            embedding_dim=16,
+            units=32,
+            num_layers=2,
+            dropout=0.2,
+            reverse_source=True,
+            init_scale=0.0,
+            window=10,
+            max_length=32,
+        )
+    if size == "base":
+        return dict(
+            embedding_dim=256,
+            units=512,
+            num_layers=2,
+            dropout=0.2,
+            reverse_source=True,
+            init_scale=0.0,
+            window=10,
+            max_length=100,
+        )
+    return dict(
+        embedding_dim=1000,
+        units=1000,
+        num_layers=4,
+        dropout=0.2,
+        reverse_source=True,
+        init_scale=0.1,
+        window=10,
+        max_length=100,
+    )
+
+
+def _luong(attention, score, input_feeding):
+    def sizes(size):
+        return dict(
+            **_luong_sizes(size), attention=attention, score=score, input_feeding=input_feeding
+        )
+
+    return sizes
+
+
+# name -> (builder, family, sizes(size) -> the builder's keyword arguments)
+_PRESETS = {
+    "bahdanau_rnnencdec": (build_bahdanau_rnnencdec, "bahdanau", _bahdanau_rnnencdec),
+    "bahdanau_rnnsearch": (build_bahdanau_rnnsearch, "bahdanau", _bahdanau_rnnsearch),
+    "luong_base": (build_luong, "luong", _luong("none", "general", False)),
+    "luong_global_dot": (build_luong, "luong", _luong("global", "dot", True)),
+    "luong_global_general": (build_luong, "luong", _luong("global", "general", True)),
+    "luong_global_concat": (build_luong, "luong", _luong("global", "concat", True)),
+    "luong_global_location": (build_luong, "luong", _luong("global", "location", True)),
+    "luong_local_m_dot": (build_luong, "luong", _luong("local_m", "dot", True)),
+    "luong_local_m_general": (build_luong, "luong", _luong("local_m", "general", True)),
+    "luong_local_p_dot": (build_luong, "luong", _luong("local_p", "dot", True)),
+    "luong_local_p_general": (build_luong, "luong", _luong("local_p", "general", True)),
+}
+
+
+def presets():
+    """The preset names, e.g. ["bahdanau_rnnencdec", "bahdanau_rnnsearch", "luong_base", ...]."""
+    return list(_PRESETS)
+
+
+def family(name):
+    """ "bahdanau" or "luong"."""
+    _check_name(name)
+    return _PRESETS[name][1]
+
+
+def _check_name(name):
+    if name not in _PRESETS:
+        raise ValueError(f"Unknown preset {name!r}; valid presets: {', '.join(_PRESETS)}.")
+
+
+def preset_arguments(name, size="base"):
+    """The keyword arguments a preset passes to its builder at `size` (a new dict)."""
+    _check_name(name)
+    if size not in SIZES:
+        raise ValueError(f"Unknown size {size!r} for preset {name!r}; valid sizes: {SIZES}.")
+    return _PRESETS[name][2](size)
+
+
+def build(name, size="base", source_vocab_size=None, target_vocab_size=None, **overrides):
+    """Builds preset `name` at `size` as a functional keras.Model.
+
+    Args:
+        name: one of `presets()`.
+        size: "tiny", "base" or "paper".
+        source_vocab_size, target_vocab_size: vocabulary sizes (ids 0-3 reserved).
+        **overrides: any of the preset's arguments (see `preset_arguments(name)`), e.g.
+            embedding_dim, units, num_layers, dropout, input_feeding, reverse_source, window,
+            score. An unknown name raises ValueError listing the valid ones.
+
+    Returns:
+        keras.Model: {"source_ids": (B, Ts) int32, "target_ids": (B, Tt) int32} -> logits
+        (B, Tt, target_vocab_size), with layers "encoder" and "decoder".
+    """
+    arguments = preset_arguments(name, size)
+    for label, value in (
+        ("source_vocab_size", source_vocab_size),
+        ("target_vocab_size", target_vocab_size),
+    ):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 5:
+            raise ValueError(
+                f"build({name!r}) needs {label}, an int > 4 (ids 0-3 are reserved); got {value!r}."
+            )
+    unknown = sorted(set(overrides) - set(arguments))
+    if unknown:
+        raise ValueError(
+            f"Unknown override(s) {unknown} for preset {name!r}; valid overrides: "
+            f"{', '.join(sorted(arguments))}."
+        )
+    arguments.update(overrides)
+    builder = _PRESETS[name][0]
+    return builder(source_vocab_size, target_vocab_size, name=name, **arguments)

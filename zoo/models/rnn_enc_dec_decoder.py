@@ -1,0 +1,132 @@
+"""The RNNencdec decoder (Cho et al. 2014), Bahdanau et al. 2014's baseline (§4.2, A.2)."""
+
+import keras
+from keras import ops
+
+from zoo.models.checks import check_positive_int
+from zoo.models.decoder_base import DecoderBase
+from zoo.models.maxout import Maxout
+
+
+@keras.saving.register_keras_serializable(package="zoo")
+class RNNEncDecDecoder(DecoderBase):
+    """GRU decoder conditioned on one fixed context vector (no attention): RNNencdec.
+
+    Cho et al. 2014 §2.2 as used by Bahdanau et al. 2014 (§2.1, §4.2, appendix A.2.2 with a
+    fixed c). With h_Tx the encoder's last state:
+
+        c    = tanh(V h_Tx)                        (Cho et al. 2014, appendix A.1)
+        s_0  = tanh(V' c)
+        s_i  = GRU([E y_{i-1}; c], s_{i-1})
+        t~_i = U_o s_{i-1} + V_o E y_{i-1} + C_o c,  t_i = maxout(t~_i),  logits_i = W_o t_i
+
+    Attention weights returned by `step` are zeros (B, Ts).
+
+    Args:
+        vocab_size: target vocabulary size.
+        embedding_dim: target word embedding size.
+        units: GRU decoder units.
+        maxout_units: l (the readout has 2l features).
+        context_units: size of c (default: units).
+        reset_after: GRU variant; False (default) is the paper's gate order.
+
+    Call and step: see `DecoderBase`. encoder_states [h_Tx (B, n_enc)]; cache: memory, mask,
+    context c (B, context_units), s_0 (B, units); state: (s_{i-1},).
+
+    Example:
+        decoder = RNNEncDecDecoder(30000, 620, 1000, 500, name="decoder")
+        logits = decoder(target_ids, *GRUEncoder(30000, 620, 1000)(source_ids))
+    """
+
+    def __init__(
+        self,
+        vocab_size,
+        embedding_dim,
+        units,
+        maxout_units,
+        context_units=None,
+        reset_after=False,
+        **kwargs,
+    ):
+        super().__init__(**kwargs)
+        name = type(self).__name__
+        self.vocab_size = check_positive_int(name, "vocab_size", vocab_size)
+        self.embedding_dim = check_positive_int(name, "embedding_dim", embedding_dim)
+        self.units = check_positive_int(name, "units", units)
+        self.maxout_units = check_positive_int(name, "maxout_units", maxout_units)
+        if context_units is not None:
+            check_positive_int(name, "context_units", context_units)
+        self.context_units = context_units
+        self.reset_after = bool(reset_after)
+        policy = self.dtype_policy
+        self.embedding = keras.layers.Embedding(vocab_size, embedding_dim, dtype=policy, name="E")
+        self.V = keras.layers.Dense(
+            context_units or units, activation="tanh", dtype=policy, name="V"
+        )
+        self.V_prime = keras.layers.Dense(units, activation="tanh", dtype=policy, name="V_prime")
+        self.cell = keras.layers.GRUCell(
+            units, reset_after=self.reset_after, dtype=policy, name="gru_cell"
+        )
+        self.U_o = keras.layers.Dense(2 * maxout_units, dtype=policy, name="U_o")
+        self.V_o = keras.layers.Dense(2 * maxout_units, use_bias=False, dtype=policy, name="V_o")
+        self.C_o = keras.layers.Dense(2 * maxout_units, use_bias=False, dtype=policy, name="C_o")
+        self.maxout = Maxout(2, dtype=policy, name="maxout")
+        self.W_o = keras.layers.Dense(vocab_size, dtype=policy, name="W_o")
+
+    def build(self, target_ids_shape, memory_shape, source_mask_shape, encoder_states_shape):
+        self._check_call_inputs(target_ids_shape, memory_shape, source_mask_shape)
+        if len(encoder_states_shape) != 1:
+            raise ValueError(
+                f"RNNEncDecDecoder expects encoder_states [h_Tx], got {len(encoder_states_shape)} "
+                "tensors."
+            )
+        context_dim = self.context_units or self.units
+        self.embedding.build(target_ids_shape)
+        self.V.build((None, encoder_states_shape[0][-1]))
+        self.V_prime.build((None, context_dim))
+        self.cell.build((None, self.embedding_dim + context_dim))
+        self.U_o.build((None, self.units))
+        self.V_o.build((None, self.embedding_dim))
+        self.C_o.build((None, context_dim))
+        self.W_o.build((None, self.maxout_units))
+
+    def prepare(self, memory, source_mask, encoder_states):
+        """cache: memory, mask (B, Ts), context c = tanh(V h_Tx), s_0 = tanh(V' c)."""
+        context = self.V(encoder_states[0])  # (B, context_units)
+        return {
+            "memory": memory,
+            "mask": ops.cast(source_mask, "bool"),
+            "context": context,
+            "s_0": self.V_prime(context),
+        }
+
+    def initial_state(self, cache):
+        return (ops.cast(cache["s_0"], self.compute_dtype),)
+
+    def _advance(self, prev_ids, state, cache, training=None):
+        (s_prev,) = state  # (B, n)
+        context = ops.cast(cache["context"], self.compute_dtype)  # c (B, context_units)
+        embedded = self.embedding(prev_ids)  # (B, m)
+        s_new, _ = self.cell(
+            ops.concatenate([embedded, context], axis=-1), [s_prev], training=training
+        )
+        readout = self.U_o(s_prev) + self.V_o(embedded) + self.C_o(context)  # (B, 2l)
+        weights = ops.zeros_like(cache["mask"], dtype=self.compute_dtype)  # (B, Ts)
+        return readout, (s_new,), weights
+
+    def _readout_dim(self):
+        return 2 * self.maxout_units
+
+    def _readout(self, readout, training=None):
+        return self.W_o(self.maxout(readout))
+
+    def get_config(self):
+        return {
+            **super().get_config(),
+            "vocab_size": self.vocab_size,
+            "embedding_dim": self.embedding_dim,
+            "units": self.units,
+            "maxout_units": self.maxout_units,
+            "context_units": self.context_units,
+            "reset_after": self.reset_after,
+        }
