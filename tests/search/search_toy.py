@@ -1,0 +1,160 @@
+"""A toy translation model that follows the encoder/decoder contract of docs/design.md exactly.
+
+Used by the search tests, independently of the real models in zoo.models:
+- ToyEncoder: memory = an embedding of the source ids (zero at padding), mask = ids != PAD,
+  encoder_states = [masked mean of memory].
+- ToyDecoder: a tanh RNN with dot attention over the memory, whose logits are
+  `transition[prev_id] + mix * W_o [h_t; c_t]`. With `mix=0` the next-token distribution is
+  a fixed function of the previous token (a Markov chain given by `transition`).
+"""
+
+import itertools
+
+import keras
+import numpy as np
+from keras import ops
+
+from zoo.constants import END_ID, PAD_ID, START_ID
+
+
+class ToyEncoder(keras.layers.Layer):
+    def __init__(self, vocab_size, units, **kwargs):
+        super().__init__(**kwargs)
+        self.vocab_size = vocab_size
+        self.units = units
+
+    def build(self, source_shape):
+        self.E = self.add_weight(
+            name="E",
+            shape=(self.vocab_size, self.units),
+            initializer=keras.initializers.RandomNormal(stddev=1.0, seed=1),
+        )
+
+    def call(self, source_ids, training=None):
+        mask = ops.not_equal(source_ids, PAD_ID)
+        memory = ops.take(self.E, source_ids, axis=0) * ops.cast(mask, "float32")[..., None]
+        count = ops.maximum(ops.sum(ops.cast(mask, "float32"), axis=1, keepdims=True), 1.0)
+        return memory, mask, [ops.sum(memory, axis=1) / count]
+
+
+class ToyDecoder(keras.layers.Layer):
+    def __init__(self, vocab_size, units, transition=None, mix=1.0, seed=2, **kwargs):
+        super().__init__(**kwargs)
+        self.vocab_size = vocab_size
+        self.units = units
+        self.transition = transition
+        self.mix = mix
+        self.seed = seed
+
+    def build(self, *shapes):
+        rng = np.random.default_rng(self.seed)
+        v, u = self.vocab_size, self.units
+        table = rng.normal(size=(v, v)) if self.transition is None else self.transition
+
+        def weight(name, shape, value):
+            return self.add_weight(
+                name=name, shape=shape, initializer=keras.initializers.Constant(value)
+            )
+
+        self.E = weight("E", (v, u), rng.normal(size=(v, u)))
+        self.W = weight("W", (u, u), rng.normal(size=(u, u)) / np.sqrt(u))
+        self.U = weight("U", (u, u), rng.normal(size=(u, u)) / np.sqrt(u))
+        self.W_k = weight("W_k", (u, u), rng.normal(size=(u, u)))
+        self.W_o = weight("W_o", (2 * u, v), rng.normal(size=(2 * u, v)))
+        self.T = weight("T", (v, v), np.asarray(table, dtype="float32"))
+
+    def prepare(self, memory, source_mask, encoder_states):
+        keys = ops.einsum("btu,uv->btv", memory, self.W_k)
+        return {"memory": memory, "mask": source_mask, "keys": keys, "summary": encoder_states[0]}
+
+    def initial_state(self, cache):
+        return (ops.tanh(cache["summary"]),)
+
+    def step(self, prev_ids, state, cache, training=False):
+        prev_ids = ops.cast(prev_ids, "int32")
+        h = ops.tanh(
+            ops.matmul(ops.take(self.E, prev_ids, axis=0), self.W) + ops.matmul(state[0], self.U)
+        )
+        scores = ops.einsum("btu,bu->bt", cache["keys"], h)
+        scores = ops.where(cache["mask"], scores, -1e9)
+        weights = ops.softmax(scores, axis=-1)
+        context = ops.einsum("bt,btu->bu", weights, cache["memory"])
+        logits = ops.take(self.T, prev_ids, axis=0) + self.mix * ops.matmul(
+            ops.concatenate([h, context], axis=-1), self.W_o
+        )
+        return logits, (h,), weights
+
+    def call(self, target_ids, memory, source_mask, encoder_states, training=None):
+        cache = self.prepare(memory, source_mask, encoder_states)
+        state = self.initial_state(cache)
+        batch = ops.shape(target_ids)[0]
+        init = (state, ops.zeros((batch, self.vocab_size)))
+
+        def body(carry, ids_t):
+            logits, new_state, _ = self.step(ids_t, carry[0], cache)
+            return (new_state, logits), (new_state, logits)
+
+        _, (_, logits) = ops.scan(body, init, ops.transpose(ops.cast(target_ids, "int32")))
+        return ops.transpose(logits, (1, 0, 2))
+
+
+def toy_model(source_vocab=9, target_vocab=7, units=8, transition=None, mix=1.0, seed=2):
+    source = keras.Input((None,), dtype="int32", name="source_ids")
+    target = keras.Input((None,), dtype="int32", name="target_ids")
+    memory, mask, states = ToyEncoder(source_vocab, units, name="encoder")(source)
+    logits = ToyDecoder(
+        target_vocab, units, transition=transition, mix=mix, seed=seed, name="decoder"
+    )(target, memory, mask, states)
+    return keras.Model({"source_ids": source, "target_ids": target}, logits)
+
+
+def sequence_log_probs(model, source_ids, hypotheses):
+    """Teacher-forced sum of log p(y_t | y_<t, x) for each hypothesis (lists ending in END)."""
+    width = max(len(h) for h in hypotheses)
+    target_in = np.zeros((len(hypotheses), width), "int32")
+    target_out = np.zeros((len(hypotheses), width), "int32")
+    for i, hyp in enumerate(hypotheses):
+        target_in[i, : len(hyp)] = [START_ID] + list(hyp[:-1])
+        target_out[i, : len(hyp)] = hyp
+    sources = np.repeat(np.asarray(source_ids, "int32")[None], len(hypotheses), axis=0)
+    logits = np.asarray(model({"source_ids": sources, "target_ids": target_in}), "float64")
+    log_probs = (
+        logits
+        - np.log(np.exp(logits - logits.max(-1, keepdims=True)).sum(-1))[..., None]
+        - logits.max(-1, keepdims=True)
+    )
+    picked = np.take_along_axis(log_probs, target_out[..., None], axis=-1)[..., 0]
+    mask = np.arange(width)[None] < np.array([len(h) for h in hypotheses])[:, None]
+    return (picked * mask).sum(axis=1)
+
+
+def all_hypotheses(target_vocab, max_length):
+    """Every sequence of <= max_length tokens that ends with END and has no PAD/START/END before."""
+    words = [i for i in range(target_vocab) if i not in (PAD_ID, START_ID, END_ID)]
+    for n in range(1, max_length + 1):
+        for prefix in itertools.product(words, repeat=n - 1):
+            yield list(prefix) + [END_ID]
+
+
+def greedy_reference(model, source_ids, max_length):
+    """A plain arg-max loop over decoder.step, one sentence at a time (NumPy bookkeeping)."""
+    encoder, decoder = model.get_layer("encoder"), model.get_layer("decoder")
+    source = np.asarray(source_ids, "int32")[None]
+    cache = decoder.prepare(*encoder(source))
+    state = decoder.initial_state(cache)
+    prev, out, total = START_ID, [], 0.0
+    for t in range(max_length):
+        logits, state, _ = decoder.step(np.array([prev], "int32"), state, cache)
+        logits = np.asarray(logits, "float64")[0]
+        log_probs = logits - logits.max() - np.log(np.exp(logits - logits.max()).sum())
+        allowed = log_probs.copy()
+        allowed[[PAD_ID, START_ID]] = -np.inf
+        if t == max_length - 1:
+            allowed[:] = -np.inf
+            allowed[END_ID] = 0.0
+        prev = int(np.argmax(allowed))
+        out.append(prev)
+        total += log_probs[prev]
+        if prev == END_ID:
+            break
+    return out, total

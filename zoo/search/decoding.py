@@ -1,0 +1,446 @@
+"""Greedy and beam search over the decoder's step function (docs/design.md, "Search").
+
+One batched implementation serves both: greedy search is beam search with `beam_size=1`.
+The source is encoded once; every tensor of the decoder's cache and state is tiled to
+`(B * K, ...)` (batch-major: row `b * K + k` is beam `k` of sentence `b`) and gathered by
+beam index at every step with `keras.ops.take`. The loop is a `keras.ops.while_loop` over
+fixed-shape buffers, so the search runs eagerly, inside `tf.function`, and compiled with
+XLA (`jit_compile=True`).
+
+Rules of the search:
+- Each step scores a hypothesis' extensions with a float32 `log_softmax` of the decoder's
+  logits (also when the model computes in float16). `PAD_ID` and `START_ID` are never
+  emitted.
+- Sentence `b` may produce at most `L_b = max(1, ceil(max_length_ratio * n_b) +
+  max_length_offset)` tokens, END included, where `n_b` is its number of non-pad source ids
+  (the product is computed in float32). At step `L_b` the only allowed token is `END_ID`, so
+  every hypothesis ends with END.
+- A hypothesis that emitted END is finished: it stays in the beam, extends only with PAD at
+  zero cost, and its length stops growing. The loop stops when every hypothesis of the
+  batch has finished (at the latest after `max_b L_b` steps).
+- With `length_penalty = alpha > 0`, hypotheses compete (for beam slots and in the final
+  choice) by `log_probs / lp(Y)` with GNMT's `lp(Y) = ((5 + |Y|) / 6) ** alpha`
+  (Wu et al. 2016, eq. 14), where `|Y|` counts the tokens including END. Among
+  hypotheses of equal length this is the same ranking as by `log_probs`.
+- Beam search first keeps the `min(K, V)` best tokens of every beam, then the K best of
+  these `K * min(K, V)` candidates per sentence. With K = 1 this is exactly greedy
+  search: the arg-max token of each step (ties go to the lowest id).
+"""
+
+import math
+import weakref
+
+import numpy as np
+from keras import ops
+
+from zoo.constants import END_ID, PAD_ID, START_ID
+from zoo.search.search_result import SearchResult
+
+_NEG_INF = float("-inf")
+
+# Compiled (XLA) searches, per model and search options, so that repeated calls reuse them.
+_COMPILED = weakref.WeakKeyDictionary()
+
+
+def length_penalty_factor(lengths, alpha):
+    """GNMT's length penalty `lp(Y) = ((5 + |Y|) / 6) ** alpha` (Wu et al. 2016, eq. 14).
+
+    Args:
+        lengths: int tensor of hypothesis lengths (tokens including END).
+        alpha: the `length_penalty` strength, a float >= 0 (0 gives 1 everywhere).
+    Returns:
+        a float32 tensor shaped like `lengths`.
+
+    Example:
+        >>> float(length_penalty_factor(7, 1.0))
+        2.0
+    """
+    lengths = ops.cast(lengths, "float32")
+    return ops.power((5.0 + lengths) / 6.0, float(alpha))
+
+
+def _check_options(beam_size, length_penalty, max_length_ratio, max_length_offset):
+    if isinstance(beam_size, bool) or not isinstance(beam_size, (int, np.integer)):
+        raise ValueError(f"beam_size must be an int >= 1, got {beam_size!r}.")
+    if beam_size < 1:
+        raise ValueError(f"beam_size must be an int >= 1, got {beam_size}.")
+    for name, value in (("length_penalty", length_penalty), ("max_length_ratio", max_length_ratio)):
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.number)):
+            raise ValueError(f"{name} must be a finite float >= 0, got {value!r}.")
+        if not math.isfinite(float(value)) or value < 0:
+            raise ValueError(f"{name} must be a finite float >= 0, got {value}.")
+    if isinstance(max_length_offset, bool) or not isinstance(max_length_offset, (int, np.integer)):
+        raise ValueError(f"max_length_offset must be an int >= 0, got {max_length_offset!r}.")
+    if max_length_offset < 0:
+        raise ValueError(f"max_length_offset must be an int >= 0, got {max_length_offset}.")
+
+
+def _check_source(source_ids):
+    if not hasattr(source_ids, "shape") or not hasattr(source_ids, "dtype"):
+        source_ids = np.asarray(source_ids)
+    shape = tuple(source_ids.shape)
+    if len(shape) != 2:
+        raise ValueError(
+            f"source_ids must have shape (batch, source_len), got shape {shape} "
+            f"(rank {len(shape)}). Wrap a single sentence as [ids]."
+        )
+    dtype = str(getattr(source_ids.dtype, "name", source_ids.dtype))
+    if "int" not in dtype:
+        raise ValueError(f"source_ids must hold integer token ids, got dtype {dtype}.")
+    return ops.cast(source_ids, "int32")
+
+
+def _components(model):
+    try:
+        encoder = model.get_layer("encoder")
+        decoder = model.get_layer("decoder")
+    except (ValueError, AttributeError) as error:
+        raise ValueError(
+            "search expects a keras.Model with layers named 'encoder' and 'decoder' "
+            f"(docs/design.md), got {type(model).__name__}: {error}"
+        ) from None
+    missing = [name for name in ("prepare", "initial_state", "step") if not hasattr(decoder, name)]
+    if missing:
+        raise ValueError(
+            f"the decoder layer {type(decoder).__name__} lacks {missing}; search needs "
+            "prepare/initial_state/step (docs/design.md)."
+        )
+    return encoder, decoder
+
+
+def _map(fn, structure):
+    """Applies `fn` to every tensor of a nest of dicts/lists/tuples (None left alone)."""
+    if structure is None:
+        return None
+    if isinstance(structure, dict):
+        return {key: _map(fn, value) for key, value in structure.items()}
+    if isinstance(structure, tuple) and hasattr(structure, "_fields"):
+        return type(structure)(*(_map(fn, value) for value in structure))
+    if isinstance(structure, (list, tuple)):
+        return type(structure)(_map(fn, value) for value in structure)
+    return fn(structure)
+
+
+def _max_length(source_len, ratio, offset):
+    """`max(1, ceil(ratio * source_len) + offset)`, float32 product, int32 result."""
+    if isinstance(source_len, (int, np.integer)):
+        product = np.float32(ratio) * np.float32(source_len)
+        return max(1, int(np.ceil(product)) + int(offset))
+    product = ops.cast(source_len, "float32") * np.float32(ratio)
+    return ops.maximum(ops.cast(ops.ceil(product), "int32") + int(offset), 1)
+
+
+def _search_padded(
+    model,
+    source_ids,
+    beam_size,
+    length_penalty,
+    max_length_ratio,
+    max_length_offset,
+    return_attention,
+):
+    """The search, returning fixed-size buffers (B, T_max, ...) and the number of steps run.
+
+    `T_max = max(1, ceil(ratio * Ts) + offset)` for the padded source length Ts, so every
+    shape is known when Ts is (as XLA requires); `_trim` cuts the buffers to the steps run.
+    """
+    encoder, decoder = _components(model)
+    k = int(beam_size)
+    alpha = float(length_penalty)
+    batch = ops.shape(source_ids)[0]
+    source_len = ops.shape(source_ids)[1]
+    rows = batch * k
+
+    memory, source_mask, encoder_states = encoder(source_ids, training=False)
+    cache = decoder.prepare(memory, source_mask, encoder_states)
+    state = tuple(decoder.initial_state(cache))
+    if k > 1:
+        cache = _map(lambda x: ops.repeat(x, k, axis=0), cache)
+        state = _map(lambda x: ops.repeat(x, k, axis=0), state)
+
+    source_lengths = ops.sum(ops.cast(ops.not_equal(source_ids, PAD_ID), "int32"), axis=1)
+    max_lengths = _max_length(source_lengths, max_length_ratio, max_length_offset)  # (B,)
+    step_limit = ops.max(max_lengths)
+    row_max_lengths = ops.repeat(max_lengths, k, axis=0) if k > 1 else max_lengths  # (BK,)
+    buffer_len = _max_length(source_len, max_length_ratio, max_length_offset)
+
+    # Only beam 0 of each sentence is live at the start (all K beams would be identical).
+    first_scores = np.array([0.0] + [_NEG_INF] * (k - 1), dtype="float32")
+    scores = ops.tile(ops.convert_to_tensor(first_scores), (batch,))
+    loop_vars = {
+        "t": ops.convert_to_tensor(0, "int32"),
+        "prev_ids": ops.full((rows,), START_ID, dtype="int32"),
+        "state": state,
+        "scores": scores,
+        "finished": ops.equal(scores, _NEG_INF),
+        "lengths": ops.zeros((rows,), dtype="int32"),
+        "tokens": ops.full((rows, buffer_len), PAD_ID, dtype="int32"),
+        "parents": ops.zeros((rows, buffer_len), dtype="int32"),
+    }
+    if return_attention:
+        loop_vars["attention"] = ops.zeros((rows, buffer_len, source_len), dtype="float32")
+    beam_offsets = ops.arange(batch, dtype="int32") * k  # (B,)
+
+    def condition(v):
+        return ops.logical_and(
+            ops.less(v["t"], step_limit), ops.logical_not(ops.all(v["finished"]))
+        )
+
+    def body(v):
+        t = v["t"]
+        logits, new_state, weights = decoder.step(v["prev_ids"], v["state"], cache, training=False)
+        log_probs = ops.log_softmax(ops.cast(logits, "float32"), axis=-1)  # (BK, V)
+        vocab_size = logits.shape[-1] if logits.shape[-1] is not None else ops.shape(logits)[-1]
+        vocab = ops.arange(vocab_size, dtype="int32")[None, :]
+        allowed = ops.logical_and(ops.not_equal(vocab, PAD_ID), ops.not_equal(vocab, START_ID))
+        at_limit = ops.greater_equal(t + 1, row_max_lengths)[:, None]  # only END allowed
+        allowed = ops.logical_and(
+            allowed, ops.logical_or(ops.logical_not(at_limit), ops.equal(vocab, END_ID))
+        )
+        candidates = ops.where(allowed, log_probs, _NEG_INF)
+        pad_only = ops.where(ops.equal(vocab, PAD_ID), 0.0, _NEG_INF)
+        finished = v["finished"]
+        candidates = ops.where(finished[:, None], pad_only, candidates)
+
+        per_beam = min(k, vocab_size) if isinstance(vocab_size, int) else k
+        top_values, top_ids = ops.top_k(candidates, per_beam)  # (BK, per_beam)
+        cand_scores = v["scores"][:, None] + top_values
+        if k == 1 and per_beam == 1:  # greedy: the arg-max token, no reordering
+            parents = ops.arange(rows, dtype="int32")
+            tokens = top_ids[:, 0]
+            new_scores = cand_scores[:, 0]
+            parent_finished = finished
+            parent_lengths = v["lengths"]
+        else:
+            width = k * per_beam
+            rank = cand_scores
+            if alpha > 0:
+                cand_lengths = ops.where(finished, v["lengths"], t + 1)[:, None]
+                rank = cand_scores / length_penalty_factor(cand_lengths, alpha)
+            _, chosen = ops.top_k(ops.reshape(rank, (-1, width)), k)  # (B, K)
+            parents = ops.reshape(beam_offsets[:, None] + chosen // per_beam, (-1,))
+            tokens = ops.reshape(
+                ops.take_along_axis(ops.reshape(top_ids, (-1, width)), chosen, axis=1), (-1,)
+            )
+            new_scores = ops.reshape(
+                ops.take_along_axis(ops.reshape(cand_scores, (-1, width)), chosen, axis=1),
+                (-1,),
+            )
+            new_state = _map(lambda x: ops.take(x, parents, axis=0), tuple(new_state))
+            parent_finished = ops.take(finished, parents, axis=0)
+            parent_lengths = ops.take(v["lengths"], parents, axis=0)
+            if return_attention:
+                weights = ops.take(weights, parents, axis=0)
+
+        dead = ops.equal(new_scores, _NEG_INF)  # only when fewer than K finite candidates
+        stopped = ops.logical_or(parent_finished, dead)
+        tokens = ops.cast(ops.where(stopped, PAD_ID, tokens), "int32")
+        out = {
+            "t": t + 1,
+            "prev_ids": tokens,
+            "state": tuple(new_state),
+            "scores": new_scores,
+            "finished": ops.logical_or(stopped, ops.equal(tokens, END_ID)),
+            "lengths": ops.where(parent_finished, parent_lengths, t + 1),
+            "tokens": ops.slice_update(v["tokens"], [0, t], tokens[:, None]),
+            "parents": ops.slice_update(v["parents"], [0, t], ops.cast(parents, "int32")[:, None]),
+        }
+        if return_attention:
+            if weights is None:
+                weights = ops.zeros((rows, source_len), dtype="float32")
+            step_weights = ops.where(stopped[:, None], 0.0, ops.cast(weights, "float32"))
+            out["attention"] = ops.slice_update(v["attention"], [0, t, 0], step_weights[:, None, :])
+        return out
+
+    v = ops.while_loop(condition, body, loop_vars)
+    steps = v["t"]
+    scores, lengths = v["scores"], v["lengths"]
+    normalized = scores / length_penalty_factor(lengths, alpha) if alpha > 0 else scores
+    best = ops.cast(ops.argmax(ops.reshape(normalized, (-1, k)), axis=1), "int32")  # (B,)
+    final_rows = beam_offsets + best
+
+    if k == 1:
+        ids = v["tokens"]
+        attention = v.get("attention")
+    else:
+        # Follow the back-pointers from the chosen final beams: row_at[b, s] is the row that
+        # held sentence b's chosen hypothesis at step s.
+        flat_parents = ops.reshape(v["parents"], (-1,))
+
+        def back_condition(s, row, row_at):
+            return ops.greater_equal(s, 0)
+
+        def back_body(s, row, row_at):
+            row_at = ops.slice_update(row_at, [0, s], row[:, None])
+            row = ops.take(flat_parents, row * buffer_len + s, axis=0)
+            return s - 1, row, row_at
+
+        _, _, row_at = ops.while_loop(
+            back_condition,
+            back_body,
+            (steps - 1, final_rows, ops.zeros((batch, buffer_len), dtype="int32")),
+        )
+        positions = row_at * buffer_len + ops.arange(buffer_len, dtype="int32")[None, :]
+        ids = ops.take(ops.reshape(v["tokens"], (-1,)), positions, axis=0)
+        attention = None
+        if return_attention:
+            flat_attention = ops.reshape(v["attention"], (-1, source_len))
+            attention = ops.take(flat_attention, ops.reshape(positions, (-1,)), axis=0)
+            attention = ops.reshape(attention, (batch, buffer_len, source_len))
+        # Columns at or after `steps` were never written: PAD ids, zero attention.
+        written = ops.less(ops.arange(buffer_len, dtype="int32"), steps)[None, :]
+        ids = ops.where(written, ids, PAD_ID)
+        if return_attention:
+            attention = ops.where(written[:, :, None], attention, 0.0)
+
+    log_probs = ops.take(scores, final_rows, axis=0)
+    final_lengths = ops.take(lengths, final_rows, axis=0)
+    padded = {
+        "ids": ops.cast(ids, "int32"),
+        "scores": ops.take(normalized, final_rows, axis=0),
+        "lengths": ops.cast(final_lengths, "int32"),
+        "log_probs": log_probs,
+        "steps": steps,
+    }
+    if return_attention:
+        padded["attention"] = attention
+    return padded
+
+
+def _trim(padded):
+    steps = padded["steps"]
+    attention = padded.get("attention")
+    return SearchResult(
+        ids=padded["ids"][:, :steps],
+        scores=padded["scores"],
+        attention=None if attention is None else attention[:, :steps, :],
+        lengths=padded["lengths"],
+        log_probs=padded["log_probs"],
+    )
+
+
+def _compiled_search(model, options):
+    import tensorflow as tf  # XLA compilation needs tf.function
+
+    try:
+        per_model = _COMPILED.setdefault(model, {})
+    except TypeError:  # not weak-referenceable: compile without caching
+        per_model = {}
+    if options not in per_model:
+        per_model[options] = tf.function(
+            lambda source_ids: _search_padded(model, source_ids, *options),
+            jit_compile=True,
+            reduce_retracing=True,
+            autograph=False,
+        )
+    return per_model[options]
+
+
+def search(
+    model,
+    source_ids,
+    beam_size=1,
+    length_penalty=0.0,
+    max_length_ratio=1.5,
+    max_length_offset=10,
+    return_attention=True,
+    jit_compile=False,
+):
+    """Translates a batch of source sentences with greedy (`beam_size=1`) or beam search.
+
+    Args:
+        model: a `zoo` translation model (a keras.Model with layers named "encoder" and
+            "decoder" following docs/design.md).
+        source_ids: (B, Ts) int source ids, right-padded with PAD_ID; sentence b's length
+            is its number of non-pad ids.
+        beam_size: K >= 1; 1 is greedy search (exactly the arg-max decoder).
+        length_penalty: alpha >= 0 of GNMT's `((5 + |Y|) / 6) ** alpha`; 0 ranks by the
+            plain sum of log-probabilities.
+        max_length_ratio, max_length_offset: sentence b emits at most
+            `max(1, ceil(ratio * n_b) + offset)` tokens, END included.
+        return_attention: also return the attention weights of the chosen hypotheses.
+        jit_compile: run the search compiled with XLA (a `tf.function(jit_compile=True)`
+            cached per model and options; it retraces per distinct source shape).
+    Returns:
+        a `SearchResult` (ids, scores, attention, lengths, log_probs); see its docstring.
+
+    Works eagerly and inside `tf.function`. See the module docstring for the exact rules.
+
+    Example:
+        >>> result = search(model, [[5, 6, 7, 0]], beam_size=4)  # doctest: +SKIP
+        >>> result.ids  # doctest: +SKIP
+        <tf.Tensor: shape=(1, 5), dtype=int32, numpy=array([[9, 4, 8, 2, 0]])>
+    """
+    _check_options(beam_size, length_penalty, max_length_ratio, max_length_offset)
+    source_ids = _check_source(source_ids)
+    _components(model)
+    options = (
+        int(beam_size),
+        float(length_penalty),
+        float(max_length_ratio),
+        int(max_length_offset),
+        bool(return_attention),
+    )
+    if jit_compile:
+        padded = _compiled_search(model, options)(source_ids)
+    else:
+        padded = _search_padded(model, source_ids, *options)
+    return _trim(padded)
+
+
+def greedy_search(model, source_ids, **options):
+    """`search` with `beam_size=1`: the arg-max token at every step."""
+    if "beam_size" in options:
+        raise ValueError("greedy_search has beam_size=1; use beam_search or search for others.")
+    return search(model, source_ids, beam_size=1, **options)
+
+
+def beam_search(model, source_ids, beam_size=5, **options):
+    """`search` with a beam (default 5 hypotheses per sentence)."""
+    return search(model, source_ids, beam_size=beam_size, **options)
+
+
+def search_function(
+    model,
+    beam_size=1,
+    length_penalty=0.0,
+    max_length_ratio=1.5,
+    max_length_offset=10,
+    return_attention=True,
+    jit_compile=False,
+):
+    """A `tf.function` `source_ids (None, None) int32 -> SearchResult`, traced once.
+
+    For the Translator and SavedModel export: the function has an input signature with
+    unknown batch and source length, so it traces once and can be saved with
+    `tf.saved_model.save` (as a signature, return `result._asdict()` without `None`s).
+    With `jit_compile=True` the search loop is compiled with XLA; only the final cut to
+    the steps run happens outside XLA.
+    """
+    import tensorflow as tf
+
+    _check_options(beam_size, length_penalty, max_length_ratio, max_length_offset)
+    _components(model)
+    options = (
+        int(beam_size),
+        float(length_penalty),
+        float(max_length_ratio),
+        int(max_length_offset),
+        bool(return_attention),
+    )
+    inner = (
+        tf.function(
+            lambda ids: _search_padded(model, ids, *options), jit_compile=True, autograph=False
+        )
+        if jit_compile
+        else (lambda ids: _search_padded(model, ids, *options))
+    )
+
+    @tf.function(
+        input_signature=[tf.TensorSpec((None, None), tf.int32, name="source_ids")],
+        autograph=False,
+    )
+    def run(source_ids):
+        return _trim(inner(source_ids))
+
+    return run
