@@ -1,0 +1,98 @@
+"""Readers for plain parallel files and tab-separated pair files, with clear errors.
+
+Every error names the file, the 1-based line number and what is wrong. Lines are stripped of
+surrounding whitespace; pairs with an empty side are dropped and counted in a warning.
+"""
+
+import logging
+import os
+
+from zoo.data.errors import MissingDataError
+
+logger = logging.getLogger("zoo.data")
+
+
+def read_lines(path):
+    """Reads a UTF-8 text file as a list of lines (no line ends, surrounding spaces stripped).
+
+    Raises MissingDataError when the file does not exist, ValueError on invalid UTF-8.
+    """
+    return [line.strip() for line in read_raw_lines(path)]
+
+
+def read_raw_lines(path):
+    """Reads a UTF-8 text file as a list of lines; only the line ends ("\n", "\r\n") go."""
+    path = os.fspath(path)
+    if not os.path.isfile(path):
+        raise MissingDataError(f"Missing corpus file {path}.")
+    with open(path, "rb") as f:
+        data = f.read()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        for number, raw in enumerate(data.split(b"\n"), start=1):
+            try:
+                raw.decode("utf-8")
+            except UnicodeDecodeError as error:
+                raise ValueError(
+                    f"{path}, line {number}: invalid UTF-8 ({error.reason} at byte "
+                    f"{error.start} of the line: {raw[max(0, error.start - 20) : error.end + 20]!r})."
+                ) from None
+        raise
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [line.removesuffix("\r") for line in lines]
+
+
+def drop_empty(sources, targets, what):
+    """Drops pairs with an empty side; logs how many were dropped. Returns two lists."""
+    kept_s, kept_t = [], []
+    for s, t in zip(sources, targets, strict=True):
+        if s and t:
+            kept_s.append(s)
+            kept_t.append(t)
+    dropped = len(sources) - len(kept_s)
+    if dropped:
+        logger.warning(
+            "%s: dropped %d of %d pairs with an empty side.", what, dropped, len(sources)
+        )
+    return kept_s, kept_t
+
+
+def read_parallel(source_path, target_path):
+    """Reads two line-aligned files; returns (sources, targets) without empty pairs.
+
+    Raises ValueError when the files have different line counts.
+    """
+    sources = read_lines(source_path)
+    targets = read_lines(target_path)
+    if len(sources) != len(targets):
+        raise ValueError(
+            f"Parallel files differ in length: {source_path} has {len(sources)} lines but "
+            f"{target_path} has {len(targets)}; line i of one must translate line i of the other."
+        )
+    return drop_empty(sources, targets, f"{source_path} / {target_path}")
+
+
+def read_tsv(path):
+    """Reads `source<TAB>target` lines; returns (column0, column1) without empty pairs.
+
+    A line must have exactly one tab. (The newer ManyThings files append a third
+    `CC-BY ...` attribution column; such a column is accepted and ignored.)
+    """
+    column0, column1 = [], []
+    for number, line in enumerate(read_raw_lines(path), start=1):
+        fields = line.split("\t")
+        if len(fields) == 3 and fields[2].startswith("CC-BY"):
+            fields = fields[:2]
+        if len(fields) != 2:
+            raise ValueError(
+                f"{path}, line {number}: expected exactly one tab (source<TAB>target), found "
+                f"{len(fields) - 1}: {line[:80]!r}."
+            )
+        column0.append(fields[0].strip())
+        column1.append(fields[1].strip())
+    return drop_empty(column0, column1, os.fspath(path))

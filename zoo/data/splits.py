@@ -1,0 +1,60 @@
+"""Deterministic train/val/test split of sentence pairs by distinct sentence.
+
+Pairs are grouped so that pairs sharing a sentence on EITHER side fall in one group (union-find
+over both columns: Anki files list one English sentence with several translations, and one
+translation under several English sentences). Each group goes to a split chosen by a hash of
+the group's smallest first-column sentence and the seed, so the split does not depend on the
+file's order or on the translation direction, and no sentence lands in two splits.
+"""
+
+import hashlib
+
+SPLITS = ("train", "val", "test")
+
+
+def _unit_hash(text, seed):
+    digest = hashlib.sha256(f"{seed}\x00{text}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2.0**64
+
+
+def assign_splits(column0, column1, val_fraction=0.05, test_fraction=0.05, seed=0):
+    """Returns a list with "train", "val" or "test" for each pair `(column0[i], column1[i])`."""
+    for name, value in (("val_fraction", val_fraction), ("test_fraction", test_fraction)):
+        if not 0.0 <= value < 1.0:
+            raise ValueError(f"{name} must be in [0, 1), received {value}.")
+    if val_fraction + test_fraction >= 1.0:
+        raise ValueError(
+            f"val_fraction + test_fraction must be below 1, received {val_fraction + test_fraction}."
+        )
+    parent = {}
+
+    def find(node):
+        root = node
+        while parent.setdefault(root, root) != root:
+            root = parent[root]
+        while parent[node] != root:
+            parent[node], node = root, parent[node]
+        return root
+
+    for a, b in zip(column0, column1, strict=True):
+        root_a, root_b = find((0, a)), find((1, b))
+        if root_a != root_b:
+            parent[root_a] = root_b
+    representative = {}
+    for a in column0:
+        root = find((0, a))
+        if root not in representative or a < representative[root]:
+            representative[root] = a
+    assignment = []
+    cache = {}
+    for a in column0:
+        root = find((0, a))
+        if root not in cache:
+            u = _unit_hash(representative[root], seed)
+            cache[root] = (
+                "test"
+                if u < test_fraction
+                else ("val" if u < test_fraction + val_fraction else "train")
+            )
+        assignment.append(cache[root])
+    return assignment
