@@ -1,1 +1,46 @@
-"""zoo.training"""
+"""zoo.training: loss, the papers' optimisers, precision, strategies and the training loop.
+
+Typical use (what a recipe does):
+
+    from zoo import training
+    training.set_precision(args.precision)            # before building the model
+    strategy = training.make_strategy(args.strategy)  # before any other TF op for multiworker
+    with strategy.scope():
+        model = zoo.models.build(...)
+        optimizer = training.make_optimizer("luong", steps_per_epoch=n, dropout=0.2)
+    summary = training.train(model, lambda epoch: make_ds(seed + epoch), val_ds,
+                             out_dir=out, optimizer=optimizer, epochs=12,
+                             steps_per_epoch=n, checkpoint_every=500, strategy=strategy)
+"""
+
+from zoo.training.checkpoint_manager import CheckpointManager
+from zoo.training.losses import (
+    masked_accuracy,
+    masked_cross_entropy,
+    masked_token_stats,
+    perplexity,
+)
+from zoo.training.luong_schedule import LuongSchedule
+from zoo.training.optimizers import OPTIMIZERS, make_optimizer
+from zoo.training.precision import PRECISIONS, needs_loss_scaling, set_precision
+from zoo.training.strategy import STRATEGIES, is_chief, make_strategy
+from zoo.training.trainer import evaluate, train
+
+__all__ = [
+    "CheckpointManager",
+    "LuongSchedule",
+    "OPTIMIZERS",
+    "PRECISIONS",
+    "STRATEGIES",
+    "evaluate",
+    "is_chief",
+    "make_optimizer",
+    "make_strategy",
+    "masked_accuracy",
+    "masked_cross_entropy",
+    "masked_token_stats",
+    "needs_loss_scaling",
+    "perplexity",
+    "set_precision",
+    "train",
+]

@@ -1,0 +1,72 @@
+"""Subprocess entry for trainer tests: trains the toy model deterministically.
+
+    python train_toy_script.py OUT_DIR --weights W.npy [--marker-step K] [--precision P]
+
+With --marker-step K it prints "CHECKPOINTED K" after step K's checkpoint is written and
+then slows down (0.2 s per step) so that the test can kill it mid-epoch.
+With TF_CONFIG set and --strategy multiworker it trains under MultiWorkerMirroredStrategy.
+"""
+
+import argparse
+import os
+import sys
+import time
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+parser = argparse.ArgumentParser()
+parser.add_argument("out_dir")
+parser.add_argument("--weights", required=True)
+parser.add_argument("--marker-step", type=int, default=None)
+parser.add_argument("--strategy", default="default")
+parser.add_argument("--epochs", type=int, default=3)
+parser.add_argument("--max-steps", type=int, default=None)
+parser.add_argument("--checkpoint-every", type=int, default=3)
+parser.add_argument("--optimizer", default="adam")
+args = parser.parse_args()
+
+import keras  # noqa: E402
+import numpy as np  # noqa: E402
+import tensorflow as tf  # noqa: E402
+
+from zoo import training  # noqa: E402
+
+strategy = training.make_strategy(args.strategy)
+tf.config.experimental.enable_op_determinism()
+keras.utils.set_random_seed(1234)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from training_toy import toy_dataset, toy_model  # noqa: E402
+
+
+class Marker(keras.callbacks.Callback):
+    def on_train_batch_end(self, batch, logs=None):
+        if args.marker_step is None:
+            return
+        if logs["step"] == args.marker_step:
+            print(f"CHECKPOINTED {logs['step']}", flush=True)
+        if logs["step"] >= args.marker_step:
+            time.sleep(0.2)
+
+
+with strategy.scope():
+    model = toy_model()
+    optimizer = (
+        training.make_optimizer("luong", steps_per_epoch=8)
+        if args.optimizer == "luong"
+        else training.make_optimizer(args.optimizer)
+    )
+summary = training.train(
+    model,
+    lambda epoch: toy_dataset(epoch, seed=7),
+    toy_dataset(0, seed=99, n=16, shuffle=False),
+    out_dir=args.out_dir,
+    optimizer=optimizer,
+    epochs=args.epochs,
+    max_steps=args.max_steps,
+    checkpoint_every=args.checkpoint_every,
+    strategy=strategy,
+    callbacks=[Marker()],
+    verbose=0,
+)
+np.save(args.weights, np.concatenate([np.ravel(w) for w in model.get_weights()]))
+print("SUMMARY", summary, flush=True)

@@ -1,0 +1,242 @@
+"""Tests for zoo/training/trainer.py: exact kill-and-resume, precision policies, multiworker."""
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import keras
+import numpy as np
+import pytest
+from training_toy import toy_dataset, toy_model
+
+from zoo import training
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+SCRIPT = HERE / "train_toy_script.py"
+
+
+def _env(**extra):
+    env = dict(os.environ, PYTHONPATH=str(REPO), TF_CPP_MIN_LOG_LEVEL="2")
+    env.pop("TF_CONFIG", None)
+    env.update(extra)
+    return env
+
+
+def _run(args, **env):
+    result = subprocess.run(
+        [sys.executable, str(SCRIPT), *map(str, args)],
+        env=_env(**env),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    return result.stdout
+
+
+def _summary(stdout):
+    line = [x for x in stdout.splitlines() if x.startswith("SUMMARY ")][-1]
+    return eval(line[len("SUMMARY ") :], {"nan": float("nan"), "inf": float("inf")})
+
+
+def test_killed_run_resumes_to_the_same_weights(tmp_path):
+    # Uninterrupted reference: 3 epochs x 8 batches, checkpoints every 3 steps.
+    _run([tmp_path / "ref", "--weights", tmp_path / "ref.npy"])
+    # Interrupted run: SIGKILL mid-epoch 2 after the checkpoint of step 12 was written.
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            str(SCRIPT),
+            tmp_path / "run",
+            "--weights",
+            tmp_path / "x.npy",
+            "--marker-step",
+            "12",
+        ],
+        env=_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        for line in proc.stdout:
+            if line.startswith("CHECKPOINTED 12"):
+                break
+        else:
+            pytest.fail("the training process ended without reaching step 12")
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == -signal.SIGKILL
+    assert not (tmp_path / "x.npy").exists()
+    checkpoints = sorted(os.listdir(tmp_path / "run" / "checkpoints"))
+    state = json.loads(
+        (tmp_path / "run" / "checkpoints" / checkpoints[-1] / "state.json").read_text()
+    )["state"]
+    assert state["epoch"] == 1 and 0 < state["batch"] < 8  # killed mid-epoch 2
+    # Plain re-run of the same command: resumes from the newest checkpoint.
+    summary = _summary(_run([tmp_path / "run", "--weights", tmp_path / "x.npy"]))
+    assert summary["resumed_from_step"] == state["step"]
+    assert summary["steps"] == 24
+    np.testing.assert_array_equal(np.load(tmp_path / "x.npy"), np.load(tmp_path / "ref.npy"))
+
+
+def _luong_run(out_dir, max_steps=None, resume=True):
+    keras.utils.set_random_seed(5)
+    model = toy_model()
+    summary = training.train(
+        model,
+        lambda epoch: toy_dataset(epoch, seed=3),
+        out_dir=out_dir,
+        optimizer="luong",
+        steps_per_epoch=8,
+        epochs=2,
+        max_steps=max_steps,
+        checkpoint_every=100,
+        verbose=0,
+        resume=resume,
+    )
+    return summary, np.concatenate([np.ravel(w) for w in model.get_weights()])
+
+
+def test_max_steps_then_rerun_equals_one_run(tmp_path):
+    # Stopping at max_steps mid-epoch and re-running continues with the same batches and
+    # learning-rate schedule: the result equals one uninterrupted run.
+    _, reference = _luong_run(tmp_path / "ref")
+    first, partial = _luong_run(tmp_path / "run", max_steps=5)
+    assert first["steps"] == 5 and first["epochs"] == pytest.approx(5 / 8)
+    assert not np.array_equal(partial, reference)
+    summary, weights = _luong_run(tmp_path / "run")
+    assert summary["resumed_from_step"] == 5 and summary["steps"] == 16
+    np.testing.assert_array_equal(weights, reference)
+    # Re-running a finished job trains nothing more.
+    again, weights = _luong_run(tmp_path / "run")
+    assert again["steps"] == 16 and again["resumed_from_step"] == 16
+    np.testing.assert_array_equal(weights, reference)
+
+
+@pytest.mark.parametrize("precision", ["float32", "mixed_float16", "mixed_bfloat16"])
+def test_trains_in_each_precision_policy(tmp_path, precision):
+    previous = training.set_precision(precision)
+    try:
+        keras.utils.set_random_seed(0)
+        model = toy_model()
+        before = [w.copy() for w in model.get_weights()]
+        summary = training.train(
+            model,
+            toy_dataset(0, n=24),
+            toy_dataset(0, n=8),
+            out_dir=tmp_path,
+            epochs=1,
+            max_steps=3,
+            verbose=0,
+        )
+        assert summary["steps"] == 3
+        assert np.isfinite(summary["train_loss"]) and np.isfinite(summary["val_loss"])
+        assert summary["target_tokens"] > 0 and summary["tokens_per_s"] > 0
+        after = model.get_weights()
+        assert all(w.dtype == np.float32 for w in after)
+        assert any(not np.array_equal(a, b) for a, b in zip(before, after, strict=True))
+        assert (tmp_path / "model.keras").exists()
+        assert any((tmp_path / "logs" / "train").iterdir())
+    finally:
+        training.set_precision(previous)
+    assert keras.config.dtype_policy().name == previous
+
+
+def test_mixed_float16_wraps_optimizer_in_loss_scaling(tmp_path):
+    training.set_precision("mixed_float16")
+    model = toy_model()
+    assert training.needs_loss_scaling(model)
+    training.set_precision("float32")
+    assert not training.needs_loss_scaling(toy_model())
+
+
+def test_resume_false_starts_over(tmp_path):
+    keras.utils.set_random_seed(0)
+    model = toy_model()
+    training.train(model, toy_dataset(0, n=16), out_dir=tmp_path, max_steps=2, verbose=0)
+    summary = training.train(
+        model, toy_dataset(0, n=16), out_dir=tmp_path, max_steps=1, resume=False, verbose=0
+    )
+    assert summary["steps"] == 1 and summary["resumed_from_step"] is None
+
+
+def test_bad_arguments_raise():
+    model = toy_model()
+    with pytest.raises(ValueError, match="epochs"):
+        training.train(model, toy_dataset(), out_dir="/tmp/unused", epochs=0)
+    with pytest.raises(ValueError, match="tf.data.Dataset"):
+        training.train(model, lambda epoch: [1, 2], out_dir="/tmp/unused_zoo_test", verbose=0)
+
+
+def test_evaluate_matches_loss_over_whole_dataset():
+    keras.utils.set_random_seed(0)
+    model = toy_model()
+    ds = toy_dataset(0, n=20, batch_size=6, shuffle=False)  # uneven last batch
+    metrics = training.evaluate(model, ds)
+    total, tokens = 0.0, 0.0
+    for inputs, targets in ds:
+        loss_sum, _, n = training.masked_token_stats(targets, model(inputs))
+        total, tokens = total + float(loss_sum), tokens + float(n)
+    np.testing.assert_allclose(metrics["loss"], total / tokens, rtol=1e-6)
+    np.testing.assert_allclose(metrics["ppl"], np.exp(total / tokens), rtol=1e-6)
+    assert metrics["tokens"] == tokens
+
+
+def _free_ports(n):
+    sockets = [socket.socket() for _ in range(n)]
+    for s in sockets:
+        s.bind(("127.0.0.1", 0))
+    ports = [s.getsockname()[1] for s in sockets]
+    for s in sockets:
+        s.close()
+    return ports
+
+
+@pytest.mark.slow
+def test_multiworker_workers_end_with_identical_weights(tmp_path):
+    workers = [f"127.0.0.1:{p}" for p in _free_ports(2)]
+    procs = []
+    for index in range(2):
+        config = {"cluster": {"worker": workers}, "task": {"type": "worker", "index": index}}
+        procs.append(
+            subprocess.Popen(
+                [
+                    sys.executable,
+                    str(SCRIPT),
+                    tmp_path / "out",
+                    "--weights",
+                    tmp_path / f"w{index}.npy",
+                    "--strategy",
+                    "multiworker",
+                    "--epochs",
+                    "1",
+                    "--max-steps",
+                    "4",
+                ],
+                env=_env(TF_CONFIG=json.dumps(config)),
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+        )
+    try:
+        outputs = [p.communicate(timeout=240) for p in procs]
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+    for p, (_, err) in zip(procs, outputs, strict=True):
+        assert p.returncode == 0, err[-3000:]
+    w0, w1 = np.load(tmp_path / "w0.npy"), np.load(tmp_path / "w1.npy")
+    np.testing.assert_array_equal(w0, w1)
+    assert _summary(outputs[0][0])["steps"] == 4
+    assert (tmp_path / "out" / "model.keras").exists()  # written by the chief only

@@ -1,0 +1,76 @@
+"""Token-level cross-entropy and accuracy with padding masked out.
+
+Targets are `target_out_ids` (B, T) int with padding `PAD_ID` (0); logits are (B, T, V)
+in any float dtype (float16 / bfloat16 under mixed precision). Everything is computed in
+float32: logits are cast before the log-softmax, so the softmax and loss are float32 in
+every precision policy.
+
+The building block is `masked_token_stats`, which returns *sums* (loss, correct tokens,
+real tokens). Sums, not means, so that a distributed step can divide by the token count of
+the whole global batch, and an evaluation can pool batches of different lengths exactly.
+
+Example:
+    loss_sum, correct, tokens = masked_token_stats(target_out_ids, logits)
+    mean_loss = loss_sum / tokens;  perplexity = exp(mean_loss)
+"""
+
+import math
+
+import keras
+from keras import ops
+
+from zoo.constants import PAD_ID
+
+
+def _check(target_out_ids, logits):
+    if len(target_out_ids.shape) != 2 or len(logits.shape) != 3:
+        raise ValueError(
+            "Expected target_out_ids of shape (B, T) and logits of shape (B, T, V); "
+            f"received {tuple(target_out_ids.shape)} and {tuple(logits.shape)}."
+        )
+
+
+def masked_token_stats(target_out_ids, logits):
+    """Summed masked cross-entropy, correct-token count and real-token count.
+
+    Args:
+        target_out_ids: (B, T) int tensor; positions equal to `PAD_ID` are ignored.
+        logits: (B, T, V) unnormalised scores (any float dtype).
+
+    Returns:
+        `(loss_sum, correct, tokens)`: float32 scalars. `loss_sum` is
+        sum over real tokens of -log softmax(logits)[target]; `correct` counts real tokens whose
+        argmax equals the target; `tokens` counts real (non-padding) tokens.
+    """
+    _check(target_out_ids, logits)
+    target_out_ids = ops.cast(target_out_ids, "int32")
+    logits = ops.cast(logits, "float32")
+    mask = ops.cast(ops.not_equal(target_out_ids, PAD_ID), "float32")
+    token_loss = keras.losses.sparse_categorical_crossentropy(
+        target_out_ids, logits, from_logits=True
+    )
+    loss_sum = ops.sum(token_loss * mask)
+    predicted = ops.cast(ops.argmax(logits, axis=-1), "int32")
+    correct = ops.sum(ops.cast(ops.equal(predicted, target_out_ids), "float32") * mask)
+    tokens = ops.sum(mask)
+    return loss_sum, correct, tokens
+
+
+def masked_cross_entropy(target_out_ids, logits):
+    """Mean cross-entropy per real target token (float32 scalar); 0 for an all-padding batch."""
+    loss_sum, _, tokens = masked_token_stats(target_out_ids, logits)
+    return loss_sum / ops.maximum(tokens, 1.0)
+
+
+def masked_accuracy(target_out_ids, logits):
+    """Fraction of real target tokens predicted exactly by argmax (float32 scalar)."""
+    _, correct, tokens = masked_token_stats(target_out_ids, logits)
+    return correct / ops.maximum(tokens, 1.0)
+
+
+def perplexity(mean_loss):
+    """exp(mean token cross-entropy), as a Python float (inf when it overflows)."""
+    try:
+        return math.exp(float(mean_loss))
+    except OverflowError:
+        return float("inf")

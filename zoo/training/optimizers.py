@@ -1,0 +1,70 @@
+"""The papers' optimisers, chosen by name.
+
+| name       | optimizer                                          | clipping (global norm) |
+|------------|----------------------------------------------------|------------------------|
+| `bahdanau` | Adadelta(learning_rate=1.0, rho=0.95, epsilon=1e-6)| 1.0                    |
+| `luong`    | SGD(LuongSchedule: 1.0, halved each epoch after    | 5.0                    |
+|            | epoch 5, after epoch 8 when dropout > 0)           |                        |
+| `adam`     | Adam(learning_rate=1e-3), for quick runs           | 1.0                    |
+
+Bahdanau et al. 2014, appendix A.2.2 (Adadelta, eps 1e-6, rho 0.95; gradient norm
+renormalised to at most 1). Luong et al. 2015, section 4.1 (SGD, lr 1.0, 10 epochs, halving
+after 5; 12 epochs and halving after 8 with dropout 0.2; gradient norm rescaled to 5).
+Uniform initialisation in [-0.1, 0.1] belongs to the model presets, not here.
+
+Create the optimizer inside `strategy.scope()` when training with a distribution strategy.
+"""
+
+import keras
+
+from zoo.training.luong_schedule import LuongSchedule
+
+OPTIMIZERS = ("bahdanau", "luong", "adam")
+
+
+def make_optimizer(
+    name,
+    *,
+    steps_per_epoch=None,
+    dropout=0.0,
+    learning_rate=None,
+    clipnorm=None,
+):
+    """Returns the Keras optimizer called `name` (see the module table).
+
+    Args:
+        name: "bahdanau", "luong" or "adam".
+        steps_per_epoch: optimizer steps per epoch; required for "luong" (its schedule is
+            counted in steps).
+        dropout: the model's dropout rate; "luong" starts halving after epoch 8 instead of 5
+            when it is > 0.
+        learning_rate: overrides the initial learning rate (a float).
+        clipnorm: overrides the global gradient-norm clipping threshold.
+    """
+    if name not in OPTIMIZERS:
+        raise ValueError(f"Unknown optimizer {name!r}; expected one of {OPTIMIZERS}.")
+    if name == "bahdanau":
+        return keras.optimizers.Adadelta(
+            learning_rate=1.0 if learning_rate is None else learning_rate,
+            rho=0.95,
+            epsilon=1e-6,
+            global_clipnorm=1.0 if clipnorm is None else clipnorm,
+        )
+    if name == "luong":
+        if steps_per_epoch is None:
+            raise ValueError(
+                "The 'luong' optimizer halves its learning rate per epoch and needs "
+                "steps_per_epoch (an int > 0); received None."
+            )
+        schedule = LuongSchedule(
+            steps_per_epoch=steps_per_epoch,
+            initial_learning_rate=1.0 if learning_rate is None else learning_rate,
+            decay_after_epochs=8 if dropout and dropout > 0 else 5,
+        )
+        return keras.optimizers.SGD(
+            learning_rate=schedule, global_clipnorm=5.0 if clipnorm is None else clipnorm
+        )
+    return keras.optimizers.Adam(
+        learning_rate=1e-3 if learning_rate is None else learning_rate,
+        global_clipnorm=1.0 if clipnorm is None else clipnorm,
+    )
