@@ -1,1 +1,18 @@
-"""zoo.evaluation"""
+"""zoo.evaluation: sacreBLEU/chrF corpus scores, BLEU by sentence length, attention plots."""
+
+from zoo.evaluation.plots import plot_attention, plot_bleu_by_length
+from zoo.evaluation.scores import (
+    DEFAULT_LENGTH_EDGES,
+    bleu_by_length,
+    corpus_scores,
+    format_table,
+)
+
+__all__ = [
+    "DEFAULT_LENGTH_EDGES",
+    "bleu_by_length",
+    "corpus_scores",
+    "format_table",
+    "plot_attention",
+    "plot_bleu_by_length",
+]

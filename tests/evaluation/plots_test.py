@@ -1,0 +1,46 @@
+"""Tests for zoo/evaluation/plots.py: files are written as non-empty PNGs; bad input raises."""
+
+import numpy as np
+import pytest
+
+from zoo.evaluation import bleu_by_length, plot_attention, plot_bleu_by_length
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def _is_png(path):
+    data = open(path, "rb").read()
+    return data[:8] == PNG_MAGIC and len(data) > 1000
+
+
+def test_attention_heatmap_writes_png(tmp_path):
+    rng = np.random.default_rng(0)
+    weights = rng.random((4, 5))
+    weights /= weights.sum(axis=1, keepdims=True)
+    path = plot_attention(
+        ["Ein", "Hund", "rennt", ".", "</s>"],
+        ["A", "dog", "runs", "."],
+        weights,
+        tmp_path / "sub" / "attention_0.png",
+        title="example",
+    )
+    assert _is_png(path)
+
+
+def test_attention_shape_mismatch_raises(tmp_path):
+    with pytest.raises(ValueError, match=r"\(4, 5\)"):
+        plot_attention(["a"] * 5, ["b"] * 4, np.zeros((4, 6)), tmp_path / "x.png")
+    with pytest.raises(ValueError, match="finite"):
+        plot_attention(["a"], ["b"], np.full((1, 1), np.nan), tmp_path / "x.png")
+
+
+def test_bleu_by_length_plot_writes_png(tmp_path):
+    sources = ["a b c", "a " * 15, "a " * 25, "a " * 65]
+    hyps = ["a dog runs", "the cat sat here", "one two three four", "x y"]
+    refs = ["a dog runs", "the cat sat there", "one two three four", "x z"]
+    rows = bleu_by_length(sources, hyps, refs)
+    path = plot_bleu_by_length({"greedy": rows, "beam 5": rows}, tmp_path / "bleu.png")
+    assert _is_png(path)
+    assert _is_png(plot_bleu_by_length(rows, tmp_path / "single.png"))
+    with pytest.raises(ValueError, match="rows"):
+        plot_bleu_by_length({}, tmp_path / "none.png")
