@@ -190,3 +190,12 @@ def test_property_shapes_finite_and_reference(batch, ts, tq, dq, dm, units, norm
 
 def test_registered_for_safe_loading():
     assert keras.saving.get_registered_object("zoo>BahdanauAttention") is BahdanauAttention
+
+
+@pytest.mark.xfail(
+    strict=True, raises=Exception, reason="layer raises tf InvalidArgumentError; reported to lead"
+)
+def test_wrong_mask_length_raises():
+    q, m, _ = ref.random_inputs(0, B, TS, DQ, DM)
+    with pytest.raises(ValueError, match="mask"):
+        BahdanauAttention(units=UNITS)(q, m, mask=np.ones((B, TS + 1), bool))
