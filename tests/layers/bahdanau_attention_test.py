@@ -192,9 +192,6 @@ def test_registered_for_safe_loading():
     assert keras.saving.get_registered_object("zoo>BahdanauAttention") is BahdanauAttention
 
 
-@pytest.mark.xfail(
-    strict=True, raises=Exception, reason="layer raises tf InvalidArgumentError; reported to lead"
-)
 def test_wrong_mask_length_raises():
     q, m, _ = ref.random_inputs(0, B, TS, DQ, DM)
     with pytest.raises(ValueError, match="mask"):

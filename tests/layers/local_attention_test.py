@@ -283,9 +283,6 @@ def test_registered_for_safe_loading():
     assert keras.saving.get_registered_object("zoo>LocalAttention") is LocalAttention
 
 
-@pytest.mark.xfail(
-    strict=True, raises=Exception, reason="layer raises tf InvalidArgumentError; reported to lead"
-)
 def test_wrong_mask_length_raises():
     q, m, _ = inputs("general", 0)
     with pytest.raises(ValueError, match="mask"):

@@ -191,9 +191,6 @@ def test_wrong_rank_query_raises(bad_shape):
         LuongAttention(score="general")(np.zeros(bad_shape, "float32"), m, mask=mask)
 
 
-@pytest.mark.xfail(
-    strict=True, raises=Exception, reason="layer raises tf InvalidArgumentError; reported to lead"
-)
 def test_wrong_mask_shape_raises():
     q, m, _ = inputs("general", 0)
     with pytest.raises(ValueError, match="mask"):

@@ -85,6 +85,13 @@ class AttentionBase(keras.layers.Layer):
                 f"{type(self).__name__} expects a boolean mask of shape (batch, source_len); "
                 f"received shape {tuple(mask.shape)}."
             )
+        for axis, what in ((0, "batch size"), (1, "source length")):
+            got, expected = mask.shape[axis], memory.shape[axis]
+            if got is not None and expected is not None and got != expected:
+                raise ValueError(
+                    f"{type(self).__name__} received a mask of shape {tuple(mask.shape)} for "
+                    f"memory of shape {tuple(memory.shape)}: the {what} differs."
+                )
         return ops.cast(mask, "bool")
 
     def compute_keys(self, memory):
