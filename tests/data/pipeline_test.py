@@ -1,0 +1,112 @@
+import logging
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from zoo.constants import END_ID, PAD_ID, START_ID
+from zoo.data import encode_source, encode_target, make_dataset, steps_per_epoch
+
+
+def _batches(dataset):
+    return [
+        (f["source_ids"].numpy(), f["target_ids"].numpy(), labels.numpy()) for f, labels in dataset
+    ]
+
+
+def _unpad(row):
+    row = list(row)
+    while row and row[-1] == PAD_ID:
+        row.pop()
+    return row
+
+
+def test_structure_padding_and_shifted_targets(small_corpus, tokenizer_pair):
+    src_tok, tgt_tok = tokenizer_pair
+    dataset = small_corpus.dataset(src_tok, tgt_tok, batch_size=16, max_length=None, shuffle=False)
+    spec = dataset.element_spec
+    assert set(spec[0]) == {"source_ids", "target_ids"}
+    assert all(
+        s.dtype == tf.int32 and s.shape.as_list() == [None, None] for s in tf.nest.flatten(spec)
+    )
+    want_x = {tuple(r) for r in src_tok.tokenize(small_corpus.source).to_list()}
+    want_y = {tuple(r) for r in tgt_tok.tokenize(small_corpus.target).to_list()}
+    rows = 0
+    for x, y_in, y_out in _batches(dataset):
+        assert y_in.shape == y_out.shape and x.shape[0] == y_in.shape[0] <= 16
+        assert (x[:, -1] != PAD_ID).any() and (y_out[:, -1] != PAD_ID).any()  # tight padding
+        for xs, yi, yo in zip(x, y_in, y_out, strict=True):
+            xs, yi, yo = _unpad(xs), _unpad(yi), _unpad(yo)
+            assert PAD_ID not in xs and PAD_ID not in yi  # right padding only
+            assert yi[0] == START_ID and yo[-1] == END_ID and yi[1:] == yo[:-1]
+            assert tuple(xs) in want_x and tuple(yo[:-1]) in want_y
+        rows += x.shape[0]
+    assert rows == len(small_corpus)
+
+
+def test_every_pair_exactly_once_in_order_without_shuffle(small_corpus, tokenizer_pair):
+    src_tok, tgt_tok = tokenizer_pair
+    dataset = make_dataset(
+        small_corpus.source, small_corpus.target, src_tok, tgt_tok,
+        batch_size=50, max_length=None, shuffle=False, bucketing=False,
+    )  # fmt: skip
+    x_ref = encode_source(src_tok, small_corpus.source).numpy()
+    y_in_ref, y_out_ref = (t.numpy() for t in encode_target(tgt_tok, small_corpus.target))
+    x = [_unpad(r) for b in _batches(dataset) for r in b[0]]
+    y_out = [_unpad(r) for b in _batches(dataset) for r in b[2]]
+    assert x == [_unpad(r) for r in x_ref] and y_out == [_unpad(r) for r in y_out_ref]
+    assert [_unpad(r)[0] for r in y_in_ref] == [START_ID] * len(small_corpus)
+    assert len(dataset) == steps_per_epoch(dataset) == 12
+
+
+def test_length_filter_counts_drops(small_corpus, tokenizer_pair, caplog):
+    src_tok, tgt_tok = tokenizer_pair
+    lengths_x = src_tok.tokenize(small_corpus.source).row_lengths().numpy()
+    lengths_y = tgt_tok.tokenize(small_corpus.target).row_lengths().numpy()
+    expected = int(((lengths_x <= 15) & (lengths_y <= 15)).sum())
+    with caplog.at_level(logging.WARNING, logger="zoo.data"):
+        dataset = small_corpus.dataset(src_tok, tgt_tok, batch_size=8, max_length=15)
+    assert f"kept {expected} of 600 pairs; dropped {600 - expected}" in caplog.text
+    batches = _batches(dataset)
+    assert sum(b[0].shape[0] for b in batches) == expected
+    assert max(b[0].shape[1] for b in batches) <= 15 and max(b[1].shape[1] for b in batches) <= 16
+
+
+def test_seeded_shuffle_is_deterministic(small_corpus, tokenizer_pair):
+    src_tok, tgt_tok = tokenizer_pair
+
+    def first_epoch(seed):
+        dataset = small_corpus.dataset(src_tok, tgt_tok, batch_size=32, seed=seed)
+        return [b[0].tolist() for b in _batches(dataset)]
+
+    a = first_epoch(1)
+    assert a == first_epoch(1)
+    assert a != first_epoch(2)
+
+
+@pytest.mark.parametrize("token_budget", [None, 300])
+def test_bucketing_cardinality_is_exact(small_corpus, tokenizer_pair, token_budget):
+    src_tok, tgt_tok = tokenizer_pair
+    dataset = small_corpus.dataset(
+        src_tok, tgt_tok, batch_size=32, max_length=None, token_budget=token_budget, bucket_width=4
+    )
+    batches = _batches(dataset)
+    assert len(batches) == len(dataset)
+    assert sum(b[0].shape[0] for b in batches) == 600
+    for x, y_in, _ in batches:
+        width = max(x.shape[1], y_in.shape[1])
+        if token_budget is not None:
+            assert x.shape[0] * width <= token_budget or x.shape[0] == 1
+        # one bucket per batch: lengths max(|x|, |y| + 1) in [4k + 1, 4k + 4] share k
+        lengths = np.maximum((x != PAD_ID).sum(1), (y_in != PAD_ID).sum(1))
+        assert len(set((lengths - 1) // 4)) == 1
+
+
+def test_bad_arguments(tokenizer_pair):
+    src_tok, tgt_tok = tokenizer_pair
+    with pytest.raises(ValueError, match="2 items but target_sentences has 1"):
+        make_dataset(["a", "b"], ["c"], src_tok, tgt_tok)
+    with pytest.raises(ValueError, match="bucketing=True"):
+        make_dataset(["a"], ["c"], src_tok, tgt_tok, bucketing=False, token_budget=100)
+    with pytest.raises(ValueError, match="no pair left"):
+        make_dataset(["a b c d e f"], ["c d e f g h"], src_tok, tgt_tok, max_length=1)
