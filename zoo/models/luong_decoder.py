@@ -153,7 +153,8 @@ class LuongDecoder(DecoderBase):
         for lstm in self.lstms[1:]:
             lstm.build((None, None, self.units))
         if self.attention is not None:
-            self.attention.build((None, self.units), tuple(memory_shape))
+            if not self.attention.built:  # from_config may pass an already built layer
+                self.attention.build((None, self.units), tuple(memory_shape))
             self.W_c.build((None, memory_shape[-1] + self.units))
         self.W_s.build((None, self.units))
 
