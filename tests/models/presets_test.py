@@ -127,17 +127,17 @@ def _lstm(input_dim, n):
 
 def test_paper_parameter_counts_by_hand():
     # RNNsearch, Bahdanau et al. 2014 appendix A.2: V = 30000, m = 620, n = n' = 1000, l = 500.
-    V, m, n, l = 30000, 620, 1000, 500
+    V, m, n, ell = 30000, 620, 1000, 500  # ell: the paper's l (maxout units)
     encoder = V * m + 2 * _gru(m, n, reset_after=True)  # E and both directions
     decoder = (
         V * m  # E (target)
         + n * n + 2 * n * n + n  # attention W_a, U_a, v_a
         + _gru(m + 2 * n, n, reset_after=False)  # GRU on [E y; c]
         + n * n + n  # W_s (s_0 = tanh(W_s bwd_h_1))
-        + n * 2 * l + 2 * l  # U_o
-        + m * 2 * l  # V_o
-        + 2 * n * 2 * l  # C_o
-        + l * V + V  # W_o
+        + n * 2 * ell + 2 * ell  # U_o
+        + m * 2 * ell  # V_o
+        + 2 * n * 2 * ell  # C_o
+        + ell * V + V  # W_o
     )  # fmt: skip
     bahdanau = build("bahdanau_rnnsearch", "paper", V, V)
     assert bahdanau.count_params() == encoder + decoder
