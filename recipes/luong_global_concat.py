@@ -1,0 +1,64 @@
+"""Luong et al. (2015): global attention with the `concat` score.
+
+Effective Approaches to Attention-based Neural Machine Translation (Luong, Pham and
+Manning, EMNLP 2015, https://arxiv.org/abs/1508.04025), section 3.1: at every target
+step the top decoder state h_t attends to all source states h_bar_s with
+
+    score(h_t, h_bar_s) = v_a^T tanh(W_a [h_t; h_bar_s])      (eq. 8, "concat")
+    a_t = softmax(score), c_t = sum_s a_t(s) h_bar_s          (eq. 7)
+    h~_t = tanh(W_c [c_t; h_t]),  p(y_t | ...) = softmax(W_s h~_t)   (eq. 5, 6)
+
+with input feeding (section 3.3), a stacked LSTM encoder reading the reversed source and
+dropout 0.2 between layers. The paper (section 5.3) found its
+concat to work poorly with its systems and reports no BLEU for it.
+
+    python recipes/luong_global_concat.py                 # Multi30k de->en, --size base
+    python recipes/luong_global_concat.py --no-input-feeding --optimizer adam
+"""
+
+import keras
+
+import zoo.workflow
+from zoo.layers import LuongAttention
+from zoo.models import LuongDecoder, StackedLSTMEncoder
+
+
+def build_model(args, source_vocab_size, target_vocab_size):
+    hp = zoo.workflow.hyperparameters(args, "luong_global_concat")  # sizes of --size
+    source_ids = keras.Input(shape=(None,), dtype="int32", name="source_ids")
+    target_ids = keras.Input(shape=(None,), dtype="int32", name="target_ids")
+
+    encoder = StackedLSTMEncoder(
+        source_vocab_size,
+        hp["embedding_dim"],
+        hp["units"],
+        num_layers=hp["num_layers"],
+        dropout=hp["dropout"],
+        reverse_source=hp["reverse_source"],
+        init_scale=hp["init_scale"],
+        name="encoder",
+    )
+    attention = LuongAttention(score="concat", name="attention")
+    decoder = LuongDecoder(
+        target_vocab_size,
+        hp["embedding_dim"],
+        hp["units"],
+        num_layers=hp["num_layers"],
+        dropout=hp["dropout"],
+        attention=attention,
+        input_feeding=hp["input_feeding"],
+        init_scale=hp["init_scale"],
+        name="decoder",
+    )
+
+    memory, source_mask, encoder_states = encoder(source_ids)
+    logits = decoder(target_ids, memory, source_mask, encoder_states)
+    return keras.Model(
+        {"source_ids": source_ids, "target_ids": target_ids}, logits, name="luong_global_concat"
+    )
+
+
+if __name__ == "__main__":
+    zoo.workflow.main(
+        build_model, recipe="luong_global_concat", family="luong", description=__doc__
+    )

@@ -1,0 +1,372 @@
+"""The command line every recipe shares: `make_parser` and `hyperparameters`.
+
+Flags fall in four groups (see `python recipes/luong_local_general.py --help`): data,
+model, training and evaluation. Architecture switches (`--dropout`, `--reverse-source`,
+`--no-input-feeding`, `--window`) default to None, meaning "the preset's value at --size";
+`hyperparameters(args, preset)` applies the ones given on the command line to the preset's
+keyword arguments, so recipes and `zoo.models.build` agree on every size.
+"""
+
+import argparse
+import os
+
+from zoo.models import SIZES, preset_arguments
+from zoo.text import KINDS
+from zoo.training import PRECISIONS, STRATEGIES
+
+FAMILIES = ("bahdanau", "luong")
+OPTIMIZER_CHOICES = ("paper", "bahdanau", "luong", "adam")
+# Architecture switches, by the name of the preset argument they override.
+ARCHITECTURE_SWITCHES = ("dropout", "reverse_source", "input_feeding", "window")
+DEFAULT_SWITCHES = {"bahdanau": (), "luong": ARCHITECTURE_SWITCHES}
+DEFAULT_VOCAB_SIZE = 8000
+
+PAPER_OPTIMIZERS = {
+    "bahdanau": "Adadelta (rho 0.95, eps 1e-6), gradient norm clipped at 1 "
+    "(Bahdanau et al. 2014, appendix A.2.2)",
+    "luong": "SGD at learning rate 1.0, halved every epoch after epoch 5 (after 8 with "
+    "dropout), gradient norm clipped at 5 (Luong et al. 2015, section 4.1)",
+    "adam": "Adam (learning rate 1e-3), gradient norm clipped at 1 (not the papers' choice)",
+}
+# Epochs the papers trained for (Luong: 10, 12 with dropout; Bahdanau trained for ~5 days,
+# which Multi30k's size turns into a handful of epochs).
+PAPER_EPOCHS = {"bahdanau": 10, "luong": 12}
+
+_EPILOG = """\
+Data: corpora are read from $ZOO_DATA_DIR (default: the shared/data folder beside the
+checkout), e.g. $ZOO_DATA_DIR/multi30k/train.de. Multi30k is downloaded into $ZOO_CACHE_DIR
+when no local copy exists.
+
+Output (--out): model.keras (best by validation loss), source_tokenizer/, target_tokenizer/,
+vocab.<lang>.txt, serving/ (SavedModel: translate strings without zoo), metrics.json,
+translations.<split>.{greedy,beam}.txt, bleu_by_length.{png,tsv,md}, attention_*.png,
+logs/ (TensorBoard: tensorboard --logdir <out>/logs), checkpoints/.
+
+Re-running the same command continues from the last checkpoint (--resume is the default);
+--no-resume starts over in the same folder.
+"""
+
+
+def _positive_int(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
+    return value
+
+
+def _non_negative_float(text):
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {value}")
+    return value
+
+
+def _dropout(text):
+    value = _non_negative_float(text)
+    if value >= 1:
+        raise argparse.ArgumentTypeError(f"dropout must be in [0, 1), got {value}")
+    return value
+
+
+def make_parser(recipe, family, description=None, switches=None):
+    """The `argparse.ArgumentParser` of recipe `recipe` (a name such as "luong_global_dot").
+
+    Args:
+        recipe: the recipe's name; the default output folder is `saved_models/<recipe>/`.
+        family: "bahdanau" or "luong": picks the paper optimizer and the default epochs.
+        description: --help text (a recipe passes its module docstring).
+        switches: which architecture switches the recipe accepts, a subset of
+            `ARCHITECTURE_SWITCHES` (default: all for Luong, none for Bahdanau).
+
+    Recipes add their own flags to the returned parser (e.g. `--mode` for local attention).
+    """
+    if family not in FAMILIES:
+        raise ValueError(f"family must be one of {FAMILIES}; received {family!r}.")
+    switches = DEFAULT_SWITCHES[family] if switches is None else tuple(switches)
+    unknown = sorted(set(switches) - set(ARCHITECTURE_SWITCHES))
+    if unknown:
+        raise ValueError(
+            f"Unknown architecture switch(es) {unknown}; valid: {ARCHITECTURE_SWITCHES}."
+        )
+    parser = argparse.ArgumentParser(
+        prog=f"python recipes/{recipe}.py",
+        description=description,
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.set_defaults(recipe=recipe, family=family)
+
+    data = parser.add_argument_group("data")
+    data.add_argument(
+        "--data",
+        default="multi30k",
+        help="corpus: 'multi30k' (default), 'anki-spa-eng', 'anki-fra-eng', a tab-separated "
+        "file (source<TAB>target), a file prefix (PREFIX{split}.{lang} or PREFIX.{lang}), "
+        "or 'tfds:NAME' (e.g. tfds:wmt14_translate/de-en)",
+    )
+    data.add_argument(
+        "--source-lang",
+        default=None,
+        help="source language (default: de for multi30k, en otherwise)",
+    )
+    data.add_argument(
+        "--target-lang",
+        default=None,
+        help="target language (default: en for multi30k, es/fr for anki-spa-eng/anki-fra-eng)",
+    )
+    data.add_argument(
+        "--test-split",
+        default=None,
+        help="split scored at the end (default: test2016 for multi30k, test otherwise)",
+    )
+    data.add_argument(
+        "--tokenizer",
+        choices=KINDS,
+        default="sentencepiece",
+        help="subword model trained on the training split, one per language "
+        "(default: sentencepiece)",
+    )
+    data.add_argument(
+        "--vocab-size",
+        type=_positive_int,
+        default=DEFAULT_VOCAB_SIZE,
+        help=f"vocabulary size per language, 4 reserved ids included (default: "
+        f"{DEFAULT_VOCAB_SIZE}; the papers used 30k (Bahdanau) and 50k (Luong) words on WMT)",
+    )
+    data.add_argument("--lowercase", action="store_true", help="lowercase text before tokenizing")
+    data.add_argument(
+        "--max-length",
+        type=_positive_int,
+        default=50,
+        help="drop training pairs with more tokens than this on either side (default: 50, "
+        "as in Luong et al.)",
+    )
+    data.add_argument(
+        "--train-limit",
+        type=_positive_int,
+        default=None,
+        help="use only the first N training pairs (quick runs, CI)",
+    )
+    data.add_argument(
+        "--eval-limit",
+        type=_positive_int,
+        default=None,
+        help="use only the first N validation and test pairs (quick runs, CI)",
+    )
+
+    model = parser.add_argument_group("model")
+    model.add_argument(
+        "--size",
+        choices=SIZES,
+        default="base",
+        help="tiny (tests), base (default: trains on one machine) or paper (the paper's sizes)",
+    )
+    if "dropout" in switches:
+        model.add_argument(
+            "--dropout",
+            type=_dropout,
+            default=None,
+            help="dropout between LSTM layers (default: the preset's, 0.2)",
+        )
+    if "reverse_source" in switches:
+        model.add_argument(
+            "--reverse-source",
+            action=argparse.BooleanOptionalAction,
+            default=None,
+            help="read the source sentence backwards (default: on, as in Luong et al.)",
+        )
+    if "input_feeding" in switches:
+        model.add_argument(
+            "--input-feeding",
+            action=argparse.BooleanOptionalAction,
+            default=None,
+            help="feed the attentional vector h~_t to the next step (section 3.3; default: on "
+            "for attention recipes); --no-input-feeding runs the decoder in one pass (faster)",
+        )
+    if "window" in switches:
+        model.add_argument(
+            "--window",
+            type=_positive_int,
+            default=None,
+            help="half-width D of the local attention window (default: the preset's, 10)",
+        )
+
+    training = parser.add_argument_group("training")
+    training.add_argument(
+        "--optimizer",
+        choices=OPTIMIZER_CHOICES,
+        default="paper",
+        help=f"'paper' (default) is the paper's: {PAPER_OPTIMIZERS[family]}. 'adam' suits "
+        "quick runs; 'bahdanau' and 'luong' pick either paper's optimizer",
+    )
+    training.add_argument(
+        "--learning-rate",
+        type=_non_negative_float,
+        default=None,
+        help="initial learning rate (default: the optimizer's: 1.0 for Adadelta and Luong's "
+        "SGD, 1e-3 for Adam)",
+    )
+    training.add_argument(
+        "--epochs",
+        type=_positive_int,
+        default=None,
+        help=f"passes over the training data (default: {PAPER_EPOCHS[family]})",
+    )
+    training.add_argument(
+        "--max-steps",
+        type=_positive_int,
+        default=None,
+        help="stop after this many optimizer steps in total",
+    )
+    training.add_argument(
+        "--batch-size",
+        type=_positive_int,
+        default=None,
+        help="sentence pairs per batch (default: 80 for Bahdanau, 128 for Luong, as in the papers)",
+    )
+    training.add_argument(
+        "--precision",
+        choices=PRECISIONS,
+        default="float32",
+        help="float32 (default), mixed_float16 (GPUs; with loss scaling) or mixed_bfloat16",
+    )
+    training.add_argument(
+        "--strategy",
+        choices=STRATEGIES,
+        default="default",
+        help="default (one device), mirrored (all GPUs of this machine) or multiworker "
+        "(MultiWorkerMirroredStrategy; cluster from TF_CONFIG, run the command on each worker)",
+    )
+    training.add_argument(
+        "--checkpoint-every",
+        type=_positive_int,
+        default=500,
+        help="write a checkpoint every N steps (and at each epoch end); a crash loses at most "
+        "N steps (default: 500)",
+    )
+    training.add_argument(
+        "--resume",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="continue from the last checkpoint in --out (default); --no-resume starts over",
+    )
+    training.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    training.add_argument(
+        "--deterministic",
+        action="store_true",
+        help="use deterministic TensorFlow ops (reproducible, slower)",
+    )
+    training.add_argument(
+        "--jit-compile", action="store_true", help="compile the training step with XLA"
+    )
+
+    evaluation = parser.add_argument_group("evaluation and output")
+    evaluation.add_argument(
+        "--beam-size",
+        type=_positive_int,
+        default=5,
+        help="beam size of the final evaluation and of the exported translator (default: 5); "
+        "greedy search is scored too",
+    )
+    evaluation.add_argument(
+        "--length-penalty",
+        type=_non_negative_float,
+        default=0.0,
+        help="GNMT length penalty alpha for beam search (default: 0, plain log-probability)",
+    )
+    evaluation.add_argument(
+        "--eval-batch-size",
+        type=_positive_int,
+        default=64,
+        help="sentences translated at once (default: 64)",
+    )
+    evaluation.add_argument(
+        "--attention-plots",
+        type=int,
+        default=4,
+        help="attention heatmaps drawn for this many test sentences (default: 4)",
+    )
+    evaluation.add_argument(
+        "--out",
+        default=None,
+        help=f"output folder (default: saved_models/{recipe}/)",
+    )
+    evaluation.add_argument(
+        "--no-export", action="store_true", help="skip writing the serving/ SavedModel"
+    )
+    return parser
+
+
+def add_mode_argument(parser):
+    """`--mode predictive|monotonic` of the local-attention recipes (Luong et al. section 3.2)."""
+    parser.add_argument(
+        "--mode",
+        choices=("predictive", "monotonic"),
+        default="predictive",
+        help="local attention: 'predictive' (local-p, default: the paper's best system) "
+        "predicts the aligned position p_t (eq. 9) and weights the window by a Gaussian "
+        "(eq. 10); 'monotonic' (local-m) sets p_t = t",
+    )
+    return parser
+
+
+def resolve_defaults(args):
+    """Fills the defaults that depend on other flags (languages, split, epochs, out, ...)."""
+    if args.source_lang is None or args.target_lang is None:
+        pairs = {
+            "multi30k": ("de", "en"),
+            "anki-spa-eng": ("en", "es"),
+            "anki-fra-eng": ("en", "fr"),
+        }
+        if args.data not in pairs:
+            raise ValueError(
+                f"--data {args.data!r}: give --source-lang and --target-lang (the defaults are "
+                f"known only for {sorted(pairs)})."
+            )
+        source, target = pairs[args.data]
+        if args.source_lang is None:
+            args.source_lang = target if args.target_lang == source else source
+        if args.target_lang is None:
+            args.target_lang = source if args.source_lang == target else target
+    if args.test_split is None:
+        args.test_split = "test2016" if args.data == "multi30k" else "test"
+    if args.batch_size is None:
+        args.batch_size = 80 if args.family == "bahdanau" else 128
+    if args.epochs is None:
+        args.epochs = PAPER_EPOCHS[args.family]
+    if args.optimizer == "paper":
+        args.optimizer = args.family
+    if args.out is None:
+        args.out = os.path.join("saved_models", args.recipe)
+    return args
+
+
+def hyperparameters(args, preset):
+    """`zoo.models.preset_arguments(preset, args.size)` with the command line's switches.
+
+    Returns a new dict of the preset's keyword arguments (sizes, dropout, ...) where every
+    architecture switch given on the command line (not None) replaces the preset's value.
+
+    Example:
+        >>> hp = hyperparameters(args, "luong_global_general")
+        >>> hp["units"], hp["dropout"], hp["input_feeding"]
+        (512, 0.2, True)
+    """
+    values = preset_arguments(preset, args.size)
+    for name in ARCHITECTURE_SWITCHES:
+        given = getattr(args, name, None)
+        if given is None:
+            continue
+        if name not in values:
+            raise ValueError(
+                f"--{name.replace('_', '-')} does not apply to preset {preset!r} (its arguments: "
+                f"{', '.join(sorted(values))})."
+            )
+        values[name] = given
+    return values

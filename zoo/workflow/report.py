@@ -1,0 +1,210 @@
+"""The end of a recipe: score the best model on the test split and write its files.
+
+`evaluate_and_report` translates the test split with greedy and beam search, scores both
+with sacreBLEU (BLEU, chrF and their signatures), measures perplexity, and writes
+`metrics.json`, the translations, `bleu_by_length.{png,tsv,md}` (Bahdanau et al. 2014,
+figure 2) and `attention_*.png` (figure 3), then exports `serving/` through the Translator.
+"""
+
+import json
+import math
+import os
+import time
+
+import numpy as np
+
+from zoo import evaluation, training
+from zoo.data import make_dataset
+
+
+def _json_default(value):
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    return str(value)
+
+
+def _finite_or_none(value):
+    if value is None:
+        return None
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
+def write_json(path, data):
+    """Writes `data` as indented JSON (numpy scalars converted; NaN/inf as null)."""
+    tmp = f"{path}.tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(_clean(data), f, indent=2, ensure_ascii=False, default=_json_default)
+        f.write("\n")
+    os.replace(tmp, path)
+
+
+def _clean(data):
+    if isinstance(data, dict):
+        return {str(k): _clean(v) for k, v in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [_clean(v) for v in data]
+    if isinstance(data, (float, np.floating)):
+        return _finite_or_none(data)
+    return data
+
+
+def write_lines(path, lines):
+    with open(path, "w", encoding="utf-8") as f:
+        for line in lines:
+            f.write(line.replace("\n", " ") + "\n")
+
+
+def write_bleu_by_length(out, tables):
+    """`bleu_by_length.tsv` and `.md` with one BLEU column per system in `tables`."""
+    labels = list(tables)
+    first = tables[labels[0]]
+    tsv = ["\t".join(["source_length", "sentences", *(f"bleu_{label}" for label in labels)])]
+    md = [
+        "| source length (words) | sentences | " + " | ".join(f"BLEU {x}" for x in labels) + " |",
+        "|---|---:|" + "---:|" * len(labels),
+    ]
+    for i, row in enumerate(first):
+        values = [tables[label][i]["bleu"] for label in labels]
+        tsv.append(
+            "\t".join(
+                [
+                    row["bin"],
+                    str(row["sentences"]),
+                    *("" if v is None else f"{v:.2f}" for v in values),
+                ]
+            )
+        )
+        md.append(
+            f"| {row['bin']} | {row['sentences']} | "
+            + " | ".join("-" if v is None else f"{v:.2f}" for v in values)
+            + " |"
+        )
+    write_lines(os.path.join(out, "bleu_by_length.tsv"), tsv)
+    write_lines(os.path.join(out, "bleu_by_length.md"), md)
+
+
+def _timed_translate(translator, sentences, beam_size, say):
+    start = time.perf_counter()
+    hypotheses = translator.translate(sentences, beam_size=beam_size, progress=bool(say.enabled))
+    seconds = time.perf_counter() - start
+    return list(hypotheses), seconds
+
+
+def _attention_candidates(sources, count, longest=25):
+    """Indices of up to `count` test sentences short enough for a readable heatmap."""
+    chosen = [i for i, s in enumerate(sources) if 3 <= len(s.split()) <= longest]
+    return chosen[:count]
+
+
+def plot_attention_examples(out, translator, sources, count, beam_size, say):
+    """Draws `attention_<i>.png` for up to `count` test sentences; returns the paths."""
+    if count <= 0:
+        return []
+    indices = _attention_candidates(sources, count)
+    if not indices:
+        return []
+    translations = translator.translate_with_attention(
+        [sources[i] for i in indices], beam_size=beam_size
+    )
+    paths = []
+    for index, item in zip(indices, translations, strict=True):
+        weights = np.asarray(item.weights, dtype=np.float32)
+        if weights.size == 0 or not np.any(weights):
+            say("  (no attention weights: this model has no attention; no heatmaps drawn)")
+            return []
+        path = os.path.join(out, f"attention_{index}.png")
+        evaluation.plot_attention(
+            list(item.source_tokens),
+            list(item.target_tokens),
+            weights,
+            path,
+            title=f"test sentence {index}",
+        )
+        paths.append(path)
+    return paths
+
+
+def evaluate_and_report(
+    model,
+    translator,
+    test,
+    source_tokenizer,
+    target_tokenizer,
+    *,
+    out,
+    beam_size,
+    length_penalty,
+    batch_size,
+    attention_plots,
+    export,
+    say,
+):
+    """Scores `model` on the `test` Corpus and writes the report files into `out`.
+
+    Returns a dict: `test` (loss, ppl, accuracy), `greedy` and `beam` (corpus_scores plus
+    time_s and sentences_per_s), `bleu_by_length` (rows per system), `files`.
+    """
+    say(f"Evaluating on {test.name} {test.split} ({len(test)} sentences)")
+    test_ds = make_dataset(
+        test.source,
+        test.target,
+        source_tokenizer,
+        target_tokenizer,
+        batch_size=batch_size,
+        max_length=None,
+        shuffle=False,
+        bucketing=False,
+    )
+    test_metrics = training.evaluate(model, test_ds, verbose=int(say.enabled))
+    say(
+        f"  test perplexity {test_metrics['ppl']:.2f}, token accuracy {test_metrics['accuracy']:.3f}"
+    )
+
+    results = {}
+    systems = {"greedy": 1, "beam": beam_size}
+    for label, k in systems.items():
+        say(f"  translating with {'greedy search' if k == 1 else f'beam search (K={k})'}")
+        hypotheses, seconds = _timed_translate(translator, test.source, k, say)
+        scores = evaluation.corpus_scores(hypotheses, test.target)
+        scores.update(
+            beam_size=k,
+            length_penalty=length_penalty if k > 1 else 0.0,
+            time_s=seconds,
+            sentences_per_s=len(hypotheses) / max(seconds, 1e-9),
+        )
+        results[label] = (scores, hypotheses)
+        write_lines(os.path.join(out, f"translations.{test.split}.{label}.txt"), hypotheses)
+        say(f"  {label}: BLEU {scores['bleu']:.2f}  chrF {scores['chrf']:.2f}  ({seconds:.1f} s)")
+
+    tables = {
+        "greedy": evaluation.bleu_by_length(test.source, results["greedy"][1], test.target),
+        f"beam{beam_size}": evaluation.bleu_by_length(test.source, results["beam"][1], test.target),
+    }
+    files = {
+        "bleu_by_length_png": evaluation.plot_bleu_by_length(
+            tables,
+            os.path.join(out, "bleu_by_length.png"),
+            title=f"BLEU by source length ({test.name} {test.split})",
+        )
+    }
+    write_bleu_by_length(out, tables)
+    files["bleu_by_length_tsv"] = os.path.join(out, "bleu_by_length.tsv")
+    files["bleu_by_length_md"] = os.path.join(out, "bleu_by_length.md")
+    files["attention_png"] = plot_attention_examples(
+        out, translator, test.source, attention_plots, beam_size, say
+    )
+    if export:
+        serving = os.path.join(out, "serving")
+        say(f"  exporting the translator (beam {beam_size}) to {serving}")
+        translator.export(serving)
+        files["serving"] = serving
+    return {
+        "test": test_metrics,
+        "greedy": results["greedy"][0],
+        "beam": results["beam"][0],
+        "bleu_by_length": tables,
+        "files": files,
+    }

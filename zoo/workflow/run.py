@@ -1,0 +1,379 @@
+"""`main` and `run`: what every recipe does around its `build_model`.
+
+1. strategy (first: multi-worker needs it before any other TF op), seed, precision;
+2. the corpus' train / val / test splits (optionally sliced with --train-limit/--eval-limit);
+3. one tokenizer per language, trained on the training split and saved in the output
+   folder (`source_tokenizer/`, `target_tokenizer/`, `vocab.<lang>.txt`); reused on resume;
+4. tf.data pipelines, the recipe's model and the paper's optimizer inside the strategy scope;
+5. `zoo.training.train`: progress bar, TensorBoard logs, checkpoints, exact resume, the best
+   model by validation loss in `model.keras`;
+6. `zoo.workflow.report`: greedy and beam-search BLEU/chrF on the test split, perplexity,
+   plots, `metrics.json`, the `serving/` SavedModel; then a one-line summary.
+"""
+
+import dataclasses
+import json
+import os
+import shutil
+import sys
+import time
+
+import keras
+import tensorflow as tf
+
+from zoo import training
+from zoo.data import load_corpus, make_dataset, token_lengths
+from zoo.text import load_tokenizer, train_tokenizer
+from zoo.workflow.arguments import PAPER_OPTIMIZERS, make_parser, resolve_defaults
+from zoo.workflow.report import evaluate_and_report, write_json, write_lines
+
+RUN_FILE = "run.json"
+# Flags that may change between a run and its resumption (all others must stay the same).
+RESUMABLE_CHANGES = frozenset(
+    {
+        "epochs",
+        "max_steps",
+        "checkpoint_every",
+        "resume",
+        "beam_size",
+        "length_penalty",
+        "eval_batch_size",
+        "attention_plots",
+        "out",
+        "no_export",
+        "eval_limit",
+        "test_split",
+        "strategy",
+        "deterministic",
+        "jit_compile",
+    }
+)
+
+
+class _Say:
+    """print() for the chief worker only, flushed (progress bars share the terminal)."""
+
+    def __init__(self, enabled):
+        self.enabled = bool(enabled)
+
+    def __call__(self, message):
+        if self.enabled:
+            print(message, flush=True)
+
+
+def main(
+    build_model,
+    *,
+    recipe,
+    family,
+    description=None,
+    switches=None,
+    add_arguments=None,
+    max_source_length=None,
+    argv=None,
+):
+    """Parses the command line and runs the recipe: train, evaluate, export.
+
+    Args:
+        build_model: `build_model(args, source_vocab_size, target_vocab_size) -> keras.Model`,
+            the recipe's functional model ({"source_ids", "target_ids"} -> logits, with
+            layers "encoder" and "decoder"). Called inside the distribution strategy's scope.
+        recipe: the recipe's name (default output folder `saved_models/<recipe>/`).
+        family: "bahdanau" or "luong" (the paper optimizer and default epochs).
+        description: --help text; recipes pass their module docstring.
+        switches: the architecture switches the recipe accepts (see `make_parser`).
+        add_arguments: optional `add_arguments(parser)` adding recipe-specific flags.
+        max_source_length: for models that cannot read longer sources (Luong's location
+            score): a function `args -> int`. Training and validation pairs with longer
+            sources are dropped and longer test sentences are left out of the scores (the
+            count is logged and stored in metrics.json as `test_left_out`).
+        argv: the arguments (default: `sys.argv[1:]`).
+
+    Returns:
+        the metrics dict also written to `<out>/metrics.json` (on the chief worker).
+
+    Example (the end of a recipe):
+        if __name__ == "__main__":
+            zoo.workflow.main(build_model, recipe="luong_global_dot", family="luong",
+                              description=__doc__)
+    """
+    parser = make_parser(recipe, family, description=description, switches=switches)
+    if add_arguments is not None:
+        add_arguments(parser)
+    args = parser.parse_args(sys.argv[1:] if argv is None else list(argv))
+    try:
+        resolve_defaults(args)
+    except ValueError as error:
+        parser.error(str(error))
+    return run(build_model, args, max_source_length=max_source_length)
+
+
+def _load_splits(args, say):
+    def load(split, limit):
+        corpus = load_corpus(args.data, args.source_lang, args.target_lang, split)
+        return corpus.take(limit) if limit else corpus
+
+    train = load("train", args.train_limit)
+    val = load("val", args.eval_limit)
+    test = load(args.test_split, args.eval_limit)
+    say(
+        f"Data: {args.data} {args.source_lang}->{args.target_lang}: {len(train)} training, "
+        f"{len(val)} validation, {len(test)} test ({args.test_split}) pairs"
+    )
+    return train, val, test
+
+
+def _check_previous_run(out, args, say):
+    """Refuses to resume a run made with different settings; records this run's settings."""
+    path = os.path.join(out, RUN_FILE)
+    current = {k: v for k, v in sorted(vars(args).items())}
+    if args.resume and os.path.exists(path):
+        with open(path, encoding="utf-8") as f:
+            previous = json.load(f)
+        changed = sorted(
+            k
+            for k in set(previous) | set(current)
+            if k not in RESUMABLE_CHANGES and previous.get(k) != current.get(k)
+        )
+        if changed:
+            details = ", ".join(f"{k}: {previous.get(k)!r} -> {current.get(k)!r}" for k in changed)
+            raise ValueError(
+                f"{out} holds a run with other settings ({details}). Resume it with the same "
+                "settings, choose another --out, or pass --no-resume to start over."
+            )
+        say(f"Resuming the run in {out} (plain re-runs continue; --no-resume starts over)")
+    write_json(path, current)
+
+
+def _tokenizers(args, train, out, chief, say):
+    directories = [os.path.join(out, "source_tokenizer"), os.path.join(out, "target_tokenizer")]
+    if args.resume and all(os.path.exists(d) for d in directories):
+        say(f"Tokenizers: reusing {directories[0]} and {directories[1]}")
+        return [load_tokenizer(d) for d in directories]
+    tokenizers = []
+    for lang, sentences, directory in zip(
+        (args.source_lang, args.target_lang), (train.source, train.target), directories, strict=True
+    ):
+        say(f"Tokenizer: training a {args.vocab_size}-piece {args.tokenizer} model for {lang!r}")
+        tokenizer = train_tokenizer(
+            args.tokenizer,
+            sentences,
+            vocab_size=args.vocab_size,
+            lowercase=args.lowercase,
+            seed=args.seed,
+        )
+        if chief:
+            shutil.rmtree(directory, ignore_errors=True)
+            tokenizer.save(directory)
+            _write_vocabulary(tokenizer, os.path.join(out, f"vocab.{lang}.txt"))
+        tokenizers.append(tokenizer)
+    return tokenizers
+
+
+def _drop_long_sources(corpus, tokenizer, limit):
+    lengths = token_lengths(tokenizer, corpus.source)
+    keep = [i for i, n in enumerate(lengths) if n <= limit]
+    if len(keep) == len(corpus):
+        return corpus, 0
+    kept = dataclasses.replace(
+        corpus,
+        source=[corpus.source[i] for i in keep],
+        target=[corpus.target[i] for i in keep],
+    )
+    return kept, len(corpus) - len(keep)
+
+
+def _write_vocabulary(tokenizer, path):
+    ids = tf.range(tokenizer.vocab_size, dtype=tf.int32)
+    tokens = [t.decode("utf-8", "replace") for t in tokenizer.id_to_token(ids).numpy()]
+    write_lines(path, tokens)
+
+
+def _optimizer_note(args, steps_per_epoch, dropout):
+    note = PAPER_OPTIMIZERS[args.optimizer]
+    if args.optimizer == "luong":
+        after = 8 if dropout else 5
+        note += f"; here: halving after epoch {after}, {steps_per_epoch} steps per epoch"
+    if args.learning_rate is not None:
+        note += f"; initial learning rate set to {args.learning_rate}"
+    source = "the paper's" if args.optimizer == args.family else "chosen with --optimizer"
+    return f"Optimizer ({source}): {note}"
+
+
+def _model_dropout(model):
+    """The dropout rate of the model's encoder (0.0 when it has none)."""
+    try:
+        return float(getattr(model.get_layer("encoder"), "dropout", 0.0) or 0.0)
+    except ValueError:
+        return 0.0
+
+
+def _duration(seconds):
+    seconds = int(round(seconds))
+    hours, rest = divmod(seconds, 3600)
+    minutes, seconds = divmod(rest, 60)
+    return f"{hours}h{minutes:02d}m" if hours else f"{minutes}m{seconds:02d}s"
+
+
+def run(build_model, args, max_source_length=None):
+    """Runs a recipe on parsed, resolved arguments (see `main`); returns the metrics dict."""
+    started = time.perf_counter()
+    strategy = training.make_strategy(args.strategy)
+    chief = training.is_chief(strategy)
+    say = _Say(chief)
+    keras.utils.set_random_seed(args.seed)
+    if args.deterministic:
+        tf.config.experimental.enable_op_determinism()
+    previous_precision = training.set_precision(args.precision)
+    try:
+        limit = max_source_length(args) if max_source_length else None
+        return _run(build_model, args, strategy, chief, say, started, limit)
+    finally:
+        training.set_precision(previous_precision)
+
+
+def _run(build_model, args, strategy, chief, say, started, limit):
+    out = os.path.abspath(args.out)
+    if chief:
+        os.makedirs(out, exist_ok=True)
+        _check_previous_run(out, args, say)
+    say(f"{args.recipe}: size {args.size}, precision {args.precision}, output {out}")
+    train, val, test = _load_splits(args, say)
+    source_tokenizer, target_tokenizer = _tokenizers(args, train, out, chief, say)
+    say(
+        f"Vocabularies: {source_tokenizer.vocab_size} ({args.source_lang}), "
+        f"{target_tokenizer.vocab_size} ({args.target_lang})"
+    )
+
+    test_left_out = 0
+    if limit:
+        test, test_left_out = _drop_long_sources(test, source_tokenizer, limit)
+        if test_left_out:
+            say(
+                f"  {test_left_out} test sentences have more than {limit} source tokens, "
+                "which this model cannot address; they are left out of the scores"
+            )
+
+    def dataset(corpus, **kwargs):
+        return make_dataset(
+            corpus.source,
+            corpus.target,
+            source_tokenizer,
+            target_tokenizer,
+            batch_size=args.batch_size,
+            **kwargs,
+        )
+
+    train_length = min(args.max_length, limit) if limit else args.max_length
+    first_epoch = dataset(train, max_length=train_length, shuffle=True, seed=args.seed)
+
+    def train_data(epoch):  # seeded per epoch: a resumed run sees the same batches
+        if epoch == 0:
+            return first_epoch
+        return dataset(train, max_length=train_length, shuffle=True, seed=args.seed + epoch)
+
+    val_data = dataset(val, max_length=limit, shuffle=False, bucketing=False)
+    steps_per_epoch = len(first_epoch)
+
+    with strategy.scope():
+        model = build_model(args, source_tokenizer.vocab_size, target_tokenizer.vocab_size)
+        dropout = _model_dropout(model)
+        optimizer = training.make_optimizer(
+            args.optimizer,
+            steps_per_epoch=steps_per_epoch,
+            dropout=dropout,
+            learning_rate=args.learning_rate,
+        )
+    parameters = int(model.count_params())
+    say(f"Model {model.name}: {parameters:,} parameters")
+    say(_optimizer_note(args, steps_per_epoch, dropout))
+    cap = f", at most {args.max_steps} steps" if args.max_steps else ""
+    say(
+        f"Training: {args.epochs} epochs of {steps_per_epoch} batches of {args.batch_size} "
+        f"pairs{cap}; checkpoints every {args.checkpoint_every} steps in {out}/checkpoints"
+    )
+    summary = training.train(
+        model,
+        train_data,
+        val_data,
+        out_dir=out,
+        optimizer=optimizer,
+        epochs=args.epochs,
+        max_steps=args.max_steps,
+        steps_per_epoch=steps_per_epoch,
+        checkpoint_every=args.checkpoint_every,
+        resume=args.resume,
+        strategy=strategy,
+        jit_compile=args.jit_compile,
+        verbose=1 if chief else 0,
+    )
+    if not chief:
+        return {"training": summary}
+
+    from zoo.translator import Translator  # noqa: PLC0415 (layer 4, imported when needed)
+
+    best = keras.models.load_model(summary["model_path"])
+    translator = Translator(
+        best,
+        source_tokenizer,
+        target_tokenizer,
+        beam_size=args.beam_size,
+        length_penalty=args.length_penalty,
+        batch_size=args.eval_batch_size,
+    )
+    report = evaluate_and_report(
+        best,
+        translator,
+        test,
+        source_tokenizer,
+        target_tokenizer,
+        out=out,
+        beam_size=args.beam_size,
+        length_penalty=args.length_penalty,
+        batch_size=args.eval_batch_size,
+        attention_plots=args.attention_plots,
+        export=not args.no_export,
+        say=say,
+    )
+    beam, greedy = report["beam"], report["greedy"]
+    metrics = {
+        "recipe": args.recipe,
+        "model": model.name,
+        "data": args.data,
+        "source_lang": args.source_lang,
+        "target_lang": args.target_lang,
+        "test_split": args.test_split,
+        "size": args.size,
+        "parameters": parameters,
+        "bleu": beam["bleu"],
+        "chrf": beam["chrf"],
+        "bleu_greedy": greedy["bleu"],
+        "chrf_greedy": greedy["chrf"],
+        "bleu_signature": beam["bleu_signature"],
+        "chrf_signature": beam["chrf_signature"],
+        "beam_size": args.beam_size,
+        "test_left_out": test_left_out,
+        "ppl": report["test"]["ppl"],
+        "train_time_s": summary["train_time_s"],
+        "steps": summary["steps"],
+        "epochs": summary["epochs"],
+        "tokens_per_s": summary["tokens_per_s"],
+        "wall_time_s": time.perf_counter() - started,
+        "test": report["test"],
+        "greedy": greedy,
+        "beam": beam,
+        "training": summary,
+        "bleu_by_length": report["bleu_by_length"],
+        "files": report["files"],
+        "args": vars(args),
+    }
+    write_json(os.path.join(out, "metrics.json"), metrics)
+    say(
+        f"{args.recipe}: BLEU {beam['bleu']:.2f} (beam {args.beam_size}), "
+        f"{greedy['bleu']:.2f} (greedy), chrF {beam['chrf']:.2f} on {args.data} "
+        f"{args.test_split} {args.source_lang}->{args.target_lang} after "
+        f"{summary['epochs']:.2f} epochs ({summary['steps']} steps, "
+        f"{_duration(summary['train_time_s'])} training); files in {out}/ (model.keras, "
+        f"serving/, metrics.json, bleu_by_length.png, attention_*.png, logs/)"
+    )
+    return metrics
