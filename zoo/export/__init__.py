@@ -1,1 +1,10 @@
-"""zoo.export"""
+"""zoo.export: a Translator as a SavedModel that runs with TensorFlow and tensorflow-text only."""
+
+from zoo.export.saved_model import (
+    METADATA_FILE,
+    OUTPUT_KEYS,
+    export_translator,
+    load_exported,
+)
+
+__all__ = ["METADATA_FILE", "OUTPUT_KEYS", "export_translator", "load_exported"]

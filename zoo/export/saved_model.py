@@ -1,0 +1,91 @@
+"""`export_translator`: a `zoo.translator.Translator` as a self-contained SavedModel.
+
+The SavedModel holds the model's variables and both tokenizers (SentencePiece model or
+vocabulary lookup tables) and needs only TensorFlow and tensorflow-text to run:
+
+    import tensorflow as tf, tensorflow_text  # noqa: F401  (registers the tf-text ops)
+    serving = tf.saved_model.load("saved_models/luong_local_general/serving")
+    out = serving.translate(tf.constant(["Ein Hund rennt."]))
+    out["translation"]  # tf.string (B,)
+
+Endpoints (each a concrete function and a signature of the same name), all taking one
+`tf.string` vector `sentences` of shape (B,):
+- `translate` (also the `serving_default` signature): search with the beam size chosen at
+  export time (`beam_size`, default the translator's), its length penalty and length limits.
+- `translate_greedy` (when `greedy=True` and the export beam size is above 1): beam size 1.
+Each returns a dict (see `OUTPUT_KEYS`):
+    translation (B,) tf.string, score (B,) float32, attention (B, T, Ts) float32,
+    source_tokens (B, Ts) tf.string, target_tokens (B, T) tf.string ("" as padding),
+    source_ids (B, Ts) int32, source_lengths (B,) int32,
+    target_ids (B, T) int32, target_lengths (B,) int32 (END included).
+The search settings are written beside it in `zoo_export.json` (a plain file that the
+SavedModel loader ignores).
+"""
+
+import json
+import os
+
+import tensorflow as tf
+
+OUTPUT_KEYS = (
+    "translation",
+    "score",
+    "attention",
+    "source_ids",
+    "source_lengths",
+    "target_ids",
+    "target_lengths",
+    "source_tokens",
+    "target_tokens",
+)
+METADATA_FILE = "zoo_export.json"
+INPUT_SIGNATURE = [tf.TensorSpec([None], tf.string, name="sentences")]
+
+
+def export_translator(translator, path, beam_size=None, greedy=True, verbose=False):
+    """Writes `translator` as a SavedModel to `path` (endpoints in the module docstring).
+
+    Args:
+        translator: a `zoo.translator.Translator`.
+        path: the SavedModel folder to write (e.g. `<out>/serving`).
+        beam_size: the beam size of the `translate` endpoint (default: the translator's).
+        greedy: also add `translate_greedy` (beam size 1) when `beam_size > 1`.
+        verbose: let Keras print the endpoints' signatures.
+
+    Returns:
+        `path`.
+    """
+    import keras
+
+    beam_size = translator.beam_size if beam_size is None else beam_size
+    if isinstance(beam_size, bool) or not isinstance(beam_size, int) or beam_size < 1:
+        raise ValueError(f"beam_size must be an int >= 1, received {beam_size!r}.")
+    path = os.fspath(path)
+    archive = keras.export.ExportArchive()
+    archive.track(translator.model)
+    archive.track(translator.source_tokenizer)
+    archive.track(translator.target_tokenizer)
+    endpoints = {"translate": beam_size}
+    if greedy and beam_size > 1:
+        endpoints["translate_greedy"] = 1
+    for name, k in endpoints.items():
+        archive.add_endpoint(
+            name,
+            lambda sentences, k=k: translator.graph_translate(sentences, k),
+            input_signature=INPUT_SIGNATURE,
+        )
+    archive.write_out(path, verbose=verbose)
+    metadata = dict(translator.get_config(), beam_size=beam_size, endpoints=endpoints)
+    metadata["outputs"] = list(OUTPUT_KEYS)
+    with open(os.path.join(path, METADATA_FILE), "w", encoding="utf-8") as f:
+        json.dump(metadata, f, indent=2)
+        f.write("\n")
+    return path
+
+
+def load_exported(path):
+    """`tf.saved_model.load(path)` after importing tensorflow_text (which registers the ops
+    the tokenizers need). Returns the loaded object; call `.translate(tf.constant([...]))`."""
+    import tensorflow_text  # noqa: F401
+
+    return tf.saved_model.load(os.fspath(path))

@@ -1,0 +1,389 @@
+"""`Translator`: strings in, translations out, with a trained model and its two tokenizers.
+
+Everything between text and text runs as one TensorFlow graph per beam size: source
+tokenisation (`zoo.text`), greedy/beam search (`zoo.search.search`) and target
+detokenisation. The same graph is what `Translator.export` writes as a SavedModel, so a
+process that loads it (with TensorFlow and tensorflow-text only) gets the same translations.
+
+Output folder layout (written by `Translator.save`, read by `Translator.from_directory`):
+
+    <out>/model.keras          the model (keras.saving, safe_mode=True loads it)
+    <out>/source_tokenizer/    `Tokenizer.save` of the source side
+    <out>/target_tokenizer/    `Tokenizer.save` of the target side
+    <out>/translator.json      search settings (beam_size, length_penalty, ...)
+    <out>/serving/             the SavedModel written by `Translator.export`
+
+Input rules (the same in the SavedModel):
+- Sentences are normalised like the training data (NFKC, spaces, optional lowercasing).
+- A sentence with no tokens (empty or whitespace only) translates to `""` with score 0.0
+  and an empty attention matrix; the model is not asked to translate nothing.
+- Characters never seen in training become the unknown id (3) and are translated as such.
+- Long sentences are translated whole, never truncated: a sentence of n tokens may produce
+  up to `ceil(max_length_ratio * n) + max_length_offset` tokens. The one hard limit is the
+  "location" attention score (Luong et al. 2015, eq. 8), which addresses at most
+  `max_length` source positions: longer sentences raise ValueError (in the SavedModel, an
+  InvalidArgumentError).
+"""
+
+import json
+import math
+import os
+
+import numpy as np
+import tensorflow as tf
+
+from zoo.constants import PAD_ID
+from zoo.search import search
+from zoo.translation import Translation
+
+MODEL_FILE = "model.keras"
+SOURCE_TOKENIZER_DIR = "source_tokenizer"
+TARGET_TOKENIZER_DIR = "target_tokenizer"
+CONFIG_FILE = "translator.json"
+SERVING_DIR = "serving"
+
+_SETTINGS = ("beam_size", "length_penalty", "batch_size", "max_length_ratio", "max_length_offset")
+
+
+def _check_int(name, value, minimum=1):
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise ValueError(f"{name} must be an int >= {minimum}, received {value!r}.")
+    return int(value)
+
+
+def _check_float(name, value):
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.number)):
+        raise ValueError(f"{name} must be a finite float >= 0, received {value!r}.")
+    if not math.isfinite(float(value)) or value < 0:
+        raise ValueError(f"{name} must be a finite float >= 0, received {value!r}.")
+    return float(value)
+
+
+def _check_sentences(sentences):
+    if isinstance(sentences, (str, bytes)):
+        raise ValueError(
+            "sentences must be a list of strings, received a single string; wrap it as [sentence]."
+        )
+    try:
+        sentences = list(sentences)
+    except TypeError:
+        raise ValueError(
+            f"sentences must be a list of strings, received {type(sentences).__name__}."
+        ) from None
+    for index, sentence in enumerate(sentences):
+        if not isinstance(sentence, str):
+            raise ValueError(
+                f"sentences must be a list of str, received {type(sentence).__name__} "
+                f"{sentence!r} at index {index}."
+            )
+    return sentences
+
+
+def _text(value):
+    return value.decode("utf-8") if isinstance(value, bytes) else str(value)
+
+
+class Translator:
+    """Translates lists of sentences with a `zoo` model and its source/target tokenizers.
+
+    Args:
+        model: a translation `keras.Model` with layers "encoder" and "decoder"
+            (docs/design.md), trained on ids from the two tokenizers.
+        source_tokenizer, target_tokenizer: `zoo.text` tokenizers (tf.Module) whose vocabulary
+            sizes match the model's embeddings.
+        beam_size: default K; 1 is greedy search.
+        length_penalty: GNMT's alpha (`zoo.search`); 0 ranks by log-probability.
+        batch_size: default number of sentences per search call.
+        max_length_ratio, max_length_offset: a sentence of n tokens produces at most
+            `ceil(ratio * n) + offset` tokens, END included.
+
+    Sentences are sorted by token length before batching (less padding, faster search) and
+    returned in input order. Each beam size compiles one `tf.function` (strings -> outputs,
+    batch size and length dynamic), traced once and reused by every later call.
+
+    Example:
+        >>> translator = Translator.from_directory("saved_models/luong_local_general")
+        >>> translator.translate(["Ein Hund rennt.", "Zwei Männer lachen."], beam_size=5)
+        ['A dog is running.', 'Two men are laughing.']
+        >>> translator.export("saved_models/luong_local_general/serving")
+    """
+
+    def __init__(
+        self,
+        model,
+        source_tokenizer,
+        target_tokenizer,
+        beam_size=1,
+        length_penalty=0.0,
+        batch_size=64,
+        max_length_ratio=1.5,
+        max_length_offset=10,
+    ):
+        for label, tokenizer in (("source", source_tokenizer), ("target", target_tokenizer)):
+            if not all(hasattr(tokenizer, m) for m in ("tokenize", "detokenize", "id_to_token")):
+                raise ValueError(
+                    f"{label}_tokenizer must be a zoo.text tokenizer (tokenize, detokenize, "
+                    f"id_to_token), received {type(tokenizer).__name__}."
+                )
+        try:
+            model.get_layer("encoder")
+            model.get_layer("decoder")
+        except (ValueError, AttributeError):
+            raise ValueError(
+                "model must be a keras.Model with layers named 'encoder' and 'decoder' "
+                f"(docs/design.md), received {type(model).__name__}."
+            ) from None
+        self.model = model
+        self.source_tokenizer = source_tokenizer
+        self.target_tokenizer = target_tokenizer
+        self.beam_size = _check_int("beam_size", beam_size)
+        self.length_penalty = _check_float("length_penalty", length_penalty)
+        self.batch_size = _check_int("batch_size", batch_size)
+        self.max_length_ratio = _check_float("max_length_ratio", max_length_ratio)
+        self.max_length_offset = _check_int("max_length_offset", max_length_offset, minimum=0)
+        self._check_vocab_sizes()
+        self._functions = {}
+
+    def _check_vocab_sizes(self):
+        pairs = (
+            ("source", self.source_tokenizer, "encoder"),
+            ("target", self.target_tokenizer, "decoder"),
+        )
+        for label, tokenizer, layer_name in pairs:
+            layer = self.model.get_layer(layer_name)
+            expected = getattr(layer, "vocab_size", None)
+            size = getattr(tokenizer, "vocab_size", None)
+            if isinstance(expected, int) and isinstance(size, int) and expected != size:
+                raise ValueError(
+                    f"The {label} tokenizer has {size} ids but the model's {layer_name} expects "
+                    f"{expected}; pass the tokenizers the model was trained with."
+                )
+
+    def get_config(self):
+        """The search settings (what `translator.json` holds)."""
+        return {name: getattr(self, name) for name in _SETTINGS}
+
+    # -- the graph ---------------------------------------------------------------------------
+    def source_limit(self):
+        """The longest source (in tokens) the model can read, or None when unbounded.
+
+        Only Luong's "location" score has one (its `max_length`)."""
+        attention = getattr(self.model.get_layer("decoder"), "attention", None)
+        if getattr(attention, "score", None) == "location":
+            return int(attention.max_length)
+        return None
+
+    def graph_translate(self, sentences, beam_size=None):
+        """The in-graph translation of a `tf.string` vector `(B,)` (what the SavedModel runs).
+
+        Returns a dict of tensors:
+            translation (B,) tf.string, score (B,) float32,
+            attention (B, T, Ts) float32 (zeros past each sentence's lengths),
+            source_ids (B, Ts) int32, source_lengths (B,) int32,
+            target_ids (B, T) int32 (END then PAD), target_lengths (B,) int32 (END included),
+            source_tokens (B, Ts) tf.string and target_tokens (B, T) tf.string ("" padding).
+        Sentences with no tokens get translation "", score 0, target length 0.
+        """
+        beam_size = self.beam_size if beam_size is None else _check_int("beam_size", beam_size)
+        sentences = tf.convert_to_tensor(sentences, tf.string)
+        ragged = self.source_tokenizer.tokenize(sentences)
+        source_lengths = tf.cast(ragged.row_lengths(), tf.int32)
+        source_ids = ragged.to_tensor(default_value=PAD_ID)
+        # The encoders need at least one column, even when every sentence is empty.
+        missing = tf.maximum(1 - tf.shape(source_ids)[1], 0)
+        source_ids = tf.pad(source_ids, [[0, 0], [0, missing]], constant_values=PAD_ID)
+        result = search(
+            self.model,
+            source_ids,
+            beam_size=beam_size,
+            length_penalty=self.length_penalty,
+            max_length_ratio=self.max_length_ratio,
+            max_length_offset=self.max_length_offset,
+            return_attention=True,
+        )
+        empty = tf.equal(source_lengths, 0)
+        target_ids = tf.where(empty[:, None], PAD_ID, tf.cast(result.ids, tf.int32))
+        target_lengths = tf.where(empty, 0, tf.cast(result.lengths, tf.int32))
+        attention = tf.where(empty[:, None, None], 0.0, tf.cast(result.attention, tf.float32))
+        translation = self.target_tokenizer.detokenize(target_ids)
+        translation = tf.where(empty, tf.constant("", tf.string), translation)
+        score = tf.where(empty, 0.0, tf.cast(result.scores, tf.float32))
+
+        source_keep = tf.sequence_mask(source_lengths, tf.shape(source_ids)[1])
+        target_keep = tf.sequence_mask(target_lengths, tf.shape(target_ids)[1])
+        source_tokens = tf.where(
+            source_keep, self.source_tokenizer.id_to_token(source_ids), tf.constant("")
+        )
+        target_tokens = tf.where(
+            target_keep, self.target_tokenizer.id_to_token(target_ids), tf.constant("")
+        )
+        return {
+            "translation": translation,
+            "score": score,
+            "attention": attention,
+            "source_ids": source_ids,
+            "source_lengths": source_lengths,
+            "target_ids": target_ids,
+            "target_lengths": target_lengths,
+            "source_tokens": source_tokens,
+            "target_tokens": target_tokens,
+        }
+
+    def translate_function(self, beam_size=None):
+        """The `tf.function` `sentences (None,) tf.string -> dict` for `beam_size`, traced once
+        (input signature with dynamic batch) and cached on the translator."""
+        beam_size = self.beam_size if beam_size is None else _check_int("beam_size", beam_size)
+        if beam_size not in self._functions:
+            self._functions[beam_size] = tf.function(
+                lambda sentences: self.graph_translate(sentences, beam_size),
+                input_signature=[tf.TensorSpec([None], tf.string, name="sentences")],
+                autograph=False,
+            )
+        return self._functions[beam_size]
+
+    # -- translation ---------------------------------------------------------------------------
+    def _run(self, sentences, beam_size, batch_size, progress):
+        sentences = _check_sentences(sentences)
+        beam_size = self.beam_size if beam_size is None else _check_int("beam_size", beam_size)
+        batch_size = self.batch_size if batch_size is None else _check_int("batch_size", batch_size)
+        if not sentences:
+            return sentences, []
+        lengths = self.source_lengths(sentences)
+        limit = self.source_limit()
+        if limit is not None and lengths.max() > limit:
+            index = int(np.argmax(lengths))
+            raise ValueError(
+                f"Sentence {index} has {int(lengths[index])} tokens, but this model's 'location' "
+                f"attention addresses at most {limit} source positions (max_length); split the "
+                f"sentence or use another attention score. Received: {sentences[index]!r}."
+            )
+        order = sorted(range(len(sentences)), key=lambda i: -int(lengths[i]))  # stable
+        function = self.translate_function(beam_size)
+        outputs = [None] * len(sentences)
+        from tqdm.auto import tqdm
+
+        with tqdm(total=len(sentences), unit="sent", desc="translate", disable=not progress) as bar:
+            for start in range(0, len(order), batch_size):
+                batch = order[start : start + batch_size]
+                result = function(tf.constant([sentences[i] for i in batch], tf.string))
+                result = {key: value.numpy() for key, value in result.items()}
+                for row, index in enumerate(batch):
+                    outputs[index] = {key: value[row] for key, value in result.items()}
+                bar.update(len(batch))
+        return sentences, outputs
+
+    def source_lengths(self, sentences):
+        """NumPy int array: the number of source tokens of each sentence."""
+        sentences = _check_sentences(sentences)
+        if not sentences:
+            return np.zeros([0], np.int64)
+        chunks = [
+            self.source_tokenizer.tokenize(tf.constant(sentences[i : i + 4096], tf.string))
+            .row_lengths()
+            .numpy()
+            for i in range(0, len(sentences), 4096)
+        ]
+        return np.concatenate(chunks)
+
+    def translate(self, sentences, beam_size=None, batch_size=None, progress=False):
+        """Translates `sentences` (list of str) and returns a list of str, in input order.
+
+        Args:
+            sentences: list of source sentences (any length, empty ones allowed).
+            beam_size, batch_size: override the translator's defaults for this call.
+            progress: show a tqdm progress bar (sentences translated).
+        """
+        _, outputs = self._run(sentences, beam_size, batch_size, progress)
+        return [_text(out["translation"]) for out in outputs]
+
+    def translate_with_attention(self, sentences, beam_size=None, batch_size=None, progress=False):
+        """Like `translate`, but returns a `zoo.translation.Translation` per sentence (text,
+        score, source/target pieces and the attention matrix, cropped to the real tokens)."""
+        sentences, outputs = self._run(sentences, beam_size, batch_size, progress)
+        translations = []
+        for sentence, out in zip(sentences, outputs, strict=True):
+            n, t = int(out["source_lengths"]), int(out["target_lengths"])
+            translations.append(
+                Translation(
+                    source=sentence,
+                    translation=_text(out["translation"]),
+                    score=float(out["score"]),
+                    source_tokens=[_text(x) for x in out["source_tokens"][:n]],
+                    target_tokens=[_text(x) for x in out["target_tokens"][:t]],
+                    weights=np.asarray(out["attention"][:t, :n], dtype=np.float32),
+                )
+            )
+        return translations
+
+    # -- files -------------------------------------------------------------------------------
+    def export(self, path, beam_size=None, greedy=True, verbose=False):
+        """Writes a SavedModel to `path`; see `zoo.export.export_translator` for its endpoints.
+
+        The `translate` endpoint (also `serving_default`) searches with `beam_size`
+        (default: the translator's); `translate_greedy` with beam size 1."""
+        from zoo.export import export_translator
+
+        return export_translator(self, path, beam_size=beam_size, greedy=greedy, verbose=verbose)
+
+    def save(self, directory, serving=True):
+        """Writes the output-folder layout of the module docstring to `directory`:
+        model.keras, source_tokenizer/, target_tokenizer/, translator.json and (with
+        `serving=True`) serving/. Returns `directory`."""
+        directory = os.fspath(directory)
+        os.makedirs(directory, exist_ok=True)
+        self.model.save(os.path.join(directory, MODEL_FILE))
+        self.source_tokenizer.save(os.path.join(directory, SOURCE_TOKENIZER_DIR))
+        self.target_tokenizer.save(os.path.join(directory, TARGET_TOKENIZER_DIR))
+        with open(os.path.join(directory, CONFIG_FILE), "w", encoding="utf-8") as f:
+            json.dump(self.get_config(), f, indent=2)
+            f.write("\n")
+        if serving:
+            self.export(os.path.join(directory, SERVING_DIR))
+        return directory
+
+    @classmethod
+    def from_directory(cls, directory, model_file=MODEL_FILE, **overrides):
+        """Loads a translator from an output folder (layout in the module docstring).
+
+        Args:
+            directory: the folder.
+            model_file: the model file inside it (default "model.keras").
+            **overrides: any of beam_size, length_penalty, batch_size, max_length_ratio,
+                max_length_offset; they replace the values of translator.json (if present).
+        """
+        import keras
+
+        from zoo.text import load_tokenizer
+
+        directory = os.fspath(directory)
+        unknown = sorted(set(overrides) - set(_SETTINGS))
+        if unknown:
+            raise ValueError(f"Unknown Translator setting(s) {unknown}; valid: {_SETTINGS}.")
+        model_path = os.path.join(directory, model_file)
+        missing = [
+            p
+            for p in (
+                model_path,
+                os.path.join(directory, SOURCE_TOKENIZER_DIR),
+                os.path.join(directory, TARGET_TOKENIZER_DIR),
+            )
+            if not os.path.exists(p)
+        ]
+        if missing:
+            raise ValueError(
+                f"{directory} is not a zoo output folder: missing {missing} (expected "
+                f"{MODEL_FILE}, {SOURCE_TOKENIZER_DIR}/ and {TARGET_TOKENIZER_DIR}/)."
+            )
+        settings = {}
+        config_path = os.path.join(directory, CONFIG_FILE)
+        if os.path.isfile(config_path):
+            with open(config_path, encoding="utf-8") as f:
+                settings = {k: v for k, v in json.load(f).items() if k in _SETTINGS}
+        settings.update(overrides)
+        model = keras.saving.load_model(model_path, compile=False, safe_mode=True)
+        return cls(
+            model,
+            load_tokenizer(os.path.join(directory, SOURCE_TOKENIZER_DIR)),
+            load_tokenizer(os.path.join(directory, TARGET_TOKENIZER_DIR)),
+            **settings,
+        )
