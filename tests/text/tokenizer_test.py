@@ -176,3 +176,22 @@ def test_export_in_saved_model_loads_without_zoo(tokenizers, val_en, tmp_path):
     assert done.returncode == 0, done.stderr[-3000:]
     got = json.loads(done.stdout.split("RESULT", 1)[1])
     assert got == expected
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", KINDS)
+def test_keras_export_archive_tracks_the_tokenizer(tokenizers, val_en, tmp_path, kind):
+    import keras
+
+    tok = tokenizers[kind]
+    archive = keras.export.ExportArchive()
+    archive.track(tok)
+    archive.add_endpoint(
+        "round_trip",
+        lambda s: tok.detokenize(tok.tokenize(s).to_tensor()),
+        input_signature=[tf.TensorSpec([None], tf.string)],
+    )
+    archive.write_out(str(tmp_path / "archive"), verbose=False)
+    restored = tf.saved_model.load(str(tmp_path / "archive"))
+    got = restored.round_trip(tf.constant(val_en[:10])).numpy()
+    np.testing.assert_array_equal(got, tok.detokenize(tok.tokenize(val_en[:10])).numpy())
