@@ -1,0 +1,139 @@
+"""Tests of zoo.translator.Translator: order, batching, robustness, attention, files."""
+
+import json
+
+import numpy as np
+import pytest
+import tensorflow as tf
+from translator_toy import LONG, MIXED, toy_translator
+
+from zoo.constants import END_ID, PAD_ID
+from zoo.search import search
+from zoo.text import train_tokenizer
+from zoo.translation import Translation
+from zoo.translator import CONFIG_FILE, Translator
+
+
+@pytest.fixture(scope="module")
+def translator(data_dir):
+    return toy_translator("bahdanau_rnnsearch", beam_size=2)
+
+
+@pytest.fixture(scope="module")
+def mixed_outputs(translator):
+    return translator.translate(MIXED)
+
+
+def test_mixed_batch_translates_in_order(translator, mixed_outputs):
+    assert isinstance(mixed_outputs, list) and len(mixed_outputs) == len(MIXED)
+    assert all(isinstance(text, str) for text in mixed_outputs)
+    assert mixed_outputs[1] == "" and mixed_outputs[2] == ""  # no tokens, nothing to translate
+    assert all(mixed_outputs[i] for i in (0, 3, 4, 5, 6))  # the model says something
+    # Each sentence alone through the same graph gives the same text: sorting by length and
+    # batching did not mix rows up.
+    function = translator.translate_function(2)
+    alone = [function(tf.constant([s]))["translation"].numpy()[0].decode() for s in MIXED]
+    assert mixed_outputs == alone
+    # Batch size does not change the output.
+    assert translator.translate(MIXED, batch_size=2) == mixed_outputs
+    assert translator.translate(MIXED[::-1], batch_size=3) == mixed_outputs[::-1]
+
+
+def test_traced_once_per_beam_size(translator, mixed_outputs):
+    function = translator.translate_function(2)
+    translator.translate(MIXED[:3], batch_size=1)
+    translator.translate(["Ein Hund.", LONG, "Eine Katze schläft auf dem Sofa."])
+    assert function.experimental_get_tracing_count() == 1
+    assert translator.translate_function(2) is function
+    assert translator.translate_function(1) is not function
+
+
+def test_long_sentence_translated_whole(translator):
+    (t,) = translator.translate_with_attention([LONG], beam_size=1)
+    expected = translator.source_tokenizer.tokenize(tf.constant([LONG])).numpy()[0]
+    assert len(t.source_tokens) == len(expected) > 50  # not truncated
+    assert 1 <= len(t.target_tokens) <= int(np.ceil(1.5 * len(expected))) + 10
+
+
+def test_attention_matches_search_reference(translator):
+    """translate_with_attention equals zoo.search.search run on the tokenizer's ids."""
+    sentences = ["Ein Hund rennt.", "Ωμέγα ☃", "", "Zwei Männer sitzen auf einer Bank."]
+    got = translator.translate_with_attention(sentences, beam_size=2)
+    assert [t.translation for t in got] == translator.translate(sentences, beam_size=2)
+    for sentence, t in zip(sentences, got, strict=True):
+        assert isinstance(t, Translation) and t.source == sentence
+        ids = translator.source_tokenizer.tokenize(tf.constant([sentence])).numpy()[0]
+        if len(ids) == 0:
+            assert (t.translation, t.score, t.target_tokens) == ("", 0.0, [])
+            assert t.weights.shape == (0, 0)
+            continue
+        ref = search(translator.model, np.array([ids], np.int32), beam_size=2)
+        n = int(ref.lengths[0])
+        ref_ids = ref.ids.numpy()[0][:n]
+        assert ref_ids[-1] == END_ID
+        pieces = translator.target_tokenizer.id_to_token(ref_ids).numpy()
+        assert t.target_tokens == [p.decode() for p in pieces]
+        source_pieces = translator.source_tokenizer.id_to_token(ids).numpy()
+        assert t.source_tokens == [p.decode() for p in source_pieces]
+        np.testing.assert_allclose(t.weights, ref.attention.numpy()[0][:n], atol=1e-5)
+        np.testing.assert_allclose(t.score, float(ref.scores[0]), rtol=1e-5)
+        text = translator.target_tokenizer.detokenize(ref.ids).numpy()[0].decode()
+        assert t.translation == text
+        # Bahdanau attention: each row is a distribution over the real source tokens.
+        np.testing.assert_allclose(t.weights.sum(axis=1), 1.0, atol=1e-4)
+        assert "<unk>" in t.source_tokens or sentence != "Ωμέγα ☃"
+
+
+def test_greedy_is_beam_one(translator):
+    sentences = ["Ein Hund rennt.", "Eine Frau."]
+    source = translator.source_tokenizer.tokenize(tf.constant(sentences)).to_tensor(PAD_ID)
+    ref = search(translator.model, source, beam_size=1)
+    texts = translator.target_tokenizer.detokenize(ref.ids).numpy()
+    assert translator.translate(sentences, beam_size=1) == [x.decode() for x in texts]
+
+
+def test_progress_bar(translator, capsys):
+    assert translator.translate(MIXED[:2], progress=True) == translator.translate(MIXED[:2])
+    assert "translate" in capsys.readouterr().err
+
+
+def test_bad_arguments(translator):
+    with pytest.raises(ValueError, match="single string"):
+        translator.translate("Ein Hund.")
+    with pytest.raises(ValueError, match="index 1"):
+        translator.translate(["Ein Hund.", 3])
+    with pytest.raises(ValueError, match="beam_size"):
+        translator.translate(["Ein Hund."], beam_size=0)
+    with pytest.raises(ValueError, match="batch_size"):
+        translator.translate(["Ein Hund."], batch_size=-1)
+    with pytest.raises(ValueError, match="length_penalty"):
+        Translator(
+            translator.model,
+            translator.source_tokenizer,
+            translator.target_tokenizer,
+            length_penalty=float("nan"),
+        )
+    small = train_tokenizer("word", ["ein hund rennt"], vocab_size=10)
+    with pytest.raises(ValueError, match="expects"):
+        Translator(translator.model, small, translator.target_tokenizer)
+    assert translator.translate([]) == []
+
+
+def test_location_attention_hard_limit(data_dir):
+    """Luong's location score addresses max_length (32 at tiny) positions: longer raises."""
+    translator = toy_translator("luong_global_location", beam_size=1)
+    with pytest.raises(ValueError, match="location"):
+        translator.translate(["Ein Hund.", LONG])
+
+
+def test_save_and_from_directory(translator, mixed_outputs, tmp_path):
+    translator.save(tmp_path, serving=False)
+    assert json.loads((tmp_path / CONFIG_FILE).read_text())["beam_size"] == 2
+    loaded = Translator.from_directory(tmp_path)
+    assert loaded.get_config() == translator.get_config()
+    assert loaded.translate(MIXED) == mixed_outputs
+    assert Translator.from_directory(tmp_path, beam_size=3).beam_size == 3
+    with pytest.raises(ValueError, match="Unknown Translator setting"):
+        Translator.from_directory(tmp_path, beam=3)
+    with pytest.raises(ValueError, match="not a zoo output folder"):
+        Translator.from_directory(tmp_path / "nowhere")
