@@ -1,0 +1,130 @@
+"""What the bench/ scripts share: cached Multi30k tokenizers, the peer's figures, tables.
+
+Not a library module: imported only by the scripts next to it (`python bench/<script>.py`).
+"""
+
+import os
+import pathlib
+import re
+import subprocess
+import sys
+import time
+
+BENCH_DIR = pathlib.Path(__file__).resolve().parent
+REPO_DIR = BENCH_DIR.parent
+OUT_DIR = BENCH_DIR / "out"  # gitignored
+PEER_DIR = REPO_DIR.parent / "shared" / "peers" / "joeynmt"
+PEER_WORK = pathlib.Path(os.environ.get("JOEY_WORK", "/tmp/joeynmt-peer"))
+
+# /work/shared/peers/joeynmt/README.md (Joey NMT 2.3.0, 2-core CPU, batch 64)
+PEER_README = {
+    "train_bahdanau_tokens_per_s": 900.0,  # 895 mean of 7 epochs
+    "train_luong_tokens_per_s": 600.0,  # 570-626
+    "decode_beam5_batch64": 36.4,
+    "decode_greedy_batch64": 92.9,
+    "decode_beam5_batch1": 8.0,
+    "decode_greedy_batch1": 15.7,
+}
+
+if str(REPO_DIR) not in sys.path:  # `python bench/x.py` from anywhere
+    sys.path.insert(0, str(REPO_DIR))
+
+
+def tokenizers(vocab_size=8000, source="de", target="en", cache_dir=None, quiet=False):
+    """SentencePiece tokenizers trained on Multi30k train (cached under bench/out/)."""
+    from zoo.data import load_corpus
+    from zoo.text import load_tokenizer, train_tokenizer
+
+    cache_dir = pathlib.Path(cache_dir or OUT_DIR / "tokenizers")
+    result = []
+    corpus = None
+    for lang, side in ((source, "source"), (target, "target")):
+        directory = cache_dir / f"multi30k-{lang}-sentencepiece-{vocab_size}"
+        if (directory / "tokenizer.json").exists():
+            result.append(load_tokenizer(str(directory)))
+            continue
+        if corpus is None:
+            corpus = load_corpus("multi30k", source, target, "train")
+        start = time.perf_counter()
+        sentences = corpus.source if side == "source" else corpus.target
+        tokenizer = train_tokenizer("sentencepiece", sentences, vocab_size)
+        directory.mkdir(parents=True, exist_ok=True)
+        tokenizer.save(str(directory))
+        if not quiet:
+            print(
+                f"trained {lang} SentencePiece {vocab_size} in {time.perf_counter() - start:.1f} s "
+                f"-> {directory}"
+            )
+        result.append(tokenizer)
+    return result
+
+
+def peer_ready():
+    return (PEER_WORK / "venv").exists()
+
+
+def peer_train_figure(run_seconds=None):
+    """The peer's measured Bahdanau training tokens/s, or None.
+
+    With `run_seconds`, runs `run.sh tput run_seconds` first (needs `run.sh setup`); else reads
+    the log of the last `run.sh tput`. Returns (tokens_per_s, line) or None.
+    """
+    if not peer_ready():
+        return None
+    log = PEER_WORK / "logs" / "tput.log"
+    if run_seconds:
+        out = subprocess.run(
+            [str(PEER_DIR / "run.sh"), "tput", str(int(run_seconds))],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        line = out.stdout.strip().splitlines()[-1] if out.stdout.strip() else ""
+        match = re.search(r"([\d.]+) target tokens/s", line)
+        return (float(match[1]), line) if match else None
+    if not log.exists():
+        return None
+    import datetime as dt
+
+    pat = re.compile(
+        r"^(\S+ \S+) - INFO - joeynmt.training - Epoch\s+\d+, Step:\s+(\d+), "
+        r".*Tokens per Sec:\s+(\d+)"
+    )
+    rows = []
+    for text in log.read_text(encoding="utf-8").splitlines():
+        m = pat.match(text)
+        if m:
+            rows.append((dt.datetime.strptime(m[1], "%Y-%m-%d %H:%M:%S,%f"), int(m[2]), int(m[3])))
+    if len(rows) < 3:
+        return None
+    seconds = (rows[-1][0] - rows[0][0]).total_seconds()
+    tokens = sum(r[2] * (r[0] - p[0]).total_seconds() for p, r in zip(rows, rows[1:], strict=False))
+    value = tokens / seconds
+    return value, f"joeynmt bahdanau {value:.0f} tokens/s (from {log})"
+
+
+def table(rows, columns):
+    """A plain-text table: rows are dicts, columns (key, header, format)."""
+    cells = [[header for _, header, _ in columns]]
+    for row in rows:
+        line = []
+        for key, _, fmt in columns:
+            value = row.get(key)
+            line.append("-" if value is None else (fmt.format(value) if fmt else str(value)))
+        cells.append(line)
+    widths = [max(len(r[i]) for r in cells) for i in range(len(columns))]
+    out = []
+    for n, r in enumerate(cells):
+        out.append(
+            "  ".join(c.rjust(w) if n else c.ljust(w) for c, w in zip(r, widths, strict=True))
+        )
+        if n == 0:
+            out.append("  ".join("-" * w for w in widths))
+    return "\n".join(out)
+
+
+def rss_peak_mib():
+    """Peak resident set size of this process (MiB)."""
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0

@@ -1,0 +1,532 @@
+"""Training throughput of the zoo presets on real Multi30k batches, with model-FLOP utilisation.
+
+For each preset (built at `--size` with 8k SentencePiece vocabularies, the peer's sizes at
+`base`): target tokens/s and sentence pairs/s of full training steps (forward, backward,
+Adam with global-norm clipping 1.0, as the peer trains) in steady state after warm-up, the
+process's peak RSS, the analytic forward+backward FLOPs per target token and the model-FLOP
+utilisation against this machine's fp32 matmul rate, measured in the same process right
+after the preset. Every preset runs in its own process (clean memory peak, own precision
+policy). Tokens are real target tokens (END included, padding excluded), as Joey NMT counts.
+
+    python bench/train_speed.py                      # 3 presets, base, ~6-9 min on 2 cores
+    python bench/train_speed.py --presets luong_global_general:nofeed --steps 10 --jit
+    python bench/train_speed.py --breakdown          # also time forward / forward+backward
+
+A preset `NAME:nofeed` is NAME with input_feeding=False (Luong: the whole-sequence path).
+"""
+
+import argparse
+import concurrent.futures
+import multiprocessing
+import statistics
+import time
+
+import common
+
+DEFAULT_PRESETS = "bahdanau_rnnsearch,luong_global_general,luong_global_general:nofeed"
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(
+        description=__doc__.split("\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.add_argument(
+        "--presets",
+        default=DEFAULT_PRESETS,
+        help="comma-separated preset names (zoo.models.presets()), NAME:nofeed for "
+        "input_feeding=False, or 'all' for every preset (default: %(default)s)",
+    )
+    p.add_argument("--size", default="base", help="preset size: tiny, base, paper (default: base)")
+    p.add_argument(
+        "--precision",
+        default="float32",
+        help="Keras dtype policy: float32, mixed_float16, mixed_bfloat16 (default: float32)",
+    )
+    p.add_argument(
+        "--jit", action="store_true", help="compile the train step with XLA (jit_compile=True)"
+    )
+    p.add_argument(
+        "--steps", type=int, default=20, help="timed training steps per preset (default: 20)"
+    )
+    p.add_argument(
+        "--max-seconds",
+        type=float,
+        default=60.0,
+        help="stop timing a preset after this many seconds even if --steps are not done "
+        "(default: 60)",
+    )
+    p.add_argument(
+        "--warmup", type=int, default=3, help="untimed steps first (tracing) (default: 3)"
+    )
+    p.add_argument("--batch-size", type=int, default=64, help="sentences per batch (default: 64)")
+    p.add_argument(
+        "--max-length", type=int, default=50, help="longest sentence in pieces (default: 50)"
+    )
+    p.add_argument(
+        "--no-bucketing",
+        action="store_true",
+        help="random batches (as Joey NMT) instead of length buckets of width 5",
+    )
+    p.add_argument(
+        "--vocab-size", type=int, default=8000, help="SentencePiece vocabularies (default: 8000)"
+    )
+    p.add_argument(
+        "--matmul-size",
+        type=int,
+        default=1024,
+        help="n of the n x n x n fp32 matmul whose rate is the MFU denominator (default: 1024)",
+    )
+    p.add_argument(
+        "--breakdown",
+        action="store_true",
+        help="also time forward only and forward+backward (no optimizer) per step",
+    )
+    p.add_argument(
+        "--in-process",
+        action="store_true",
+        help="run the presets in this process (peak memory then accumulates; for profiling)",
+    )
+    p.add_argument(
+        "--run-peer",
+        type=int,
+        default=0,
+        metavar="SECONDS",
+        help="if the peer is set up, first run its `run.sh tput SECONDS` (default: 0 = read "
+        "the last tput log, else use the README figures)",
+    )
+    p.add_argument("--seed", type=int, default=0, help="batch shuffling seed (default: 0)")
+    return p.parse_args(argv)
+
+
+# ---------------------------------------------------------------------------------------
+# Analytic FLOPs. A (n x k) @ (k x m) matmul is 2nkm FLOPs; elementwise work, embeddings and
+# the softmax's exp are not counted (they are not matmuls). Backward = 2 x forward.
+# Returned per real token: (per source token, per target token, per (target, source) pair).
+# ---------------------------------------------------------------------------------------
+
+
+def _gru(inp, units):
+    return 2 * 3 * (inp + units) * units
+
+
+def _lstm(inp, units):
+    return 2 * 4 * (inp + units) * units
+
+
+def flop_terms(name, size="base", vocab=(8000, 8000), input_feeding=None):
+    """Forward matmul FLOPs of preset `name`: dict of named terms, each with its unit
+    ("src" per source token, "tgt" per target token, "pair" per target x attended source
+    position, "sent" per sentence)."""
+    import zoo.models
+
+    a = zoo.models.preset_arguments(name, size)
+    if input_feeding is not None:
+        a["input_feeding"] = input_feeding
+    v_tgt = vocab[1]
+    terms = {}
+    if name == "bahdanau_rnnsearch":
+        m, ne, n, l2, na = (
+            a["embedding_dim"],
+            a["encoder_units"],
+            a["units"],
+            2 * a["maxout_units"],
+            a["attention_units"],
+        )
+        dm = 2 * ne
+        terms["encoder BiGRU (2 dirs)"] = ("src", 2 * _gru(m, ne))
+        terms["attention keys U_a h_j"] = ("src", 2 * dm * na)
+        terms["s_0 = tanh(W_s bwd_h_1)"] = ("sent", 2 * ne * n)
+        terms["attention W_a s_{i-1}"] = ("tgt", 2 * n * na)
+        terms["attention v_a . tanh (per source pos)"] = ("pair", 2 * na)
+        terms["context sum_j a_ij h_j"] = ("pair", 2 * dm)
+        terms["decoder GRU [E y; c]"] = ("tgt", _gru(m + dm, n))
+        terms["readout U_o s + V_o E y + C_o c"] = ("tgt", 2 * (n + m + dm) * l2)
+        terms[f"softmax layer W_o ({v_tgt}-way)"] = ("tgt", 2 * (l2 // 2) * v_tgt)
+    elif name == "bahdanau_rnnencdec":
+        m, ne, n, l2 = a["embedding_dim"], a["encoder_units"], a["units"], 2 * a["maxout_units"]
+        terms["encoder GRU"] = ("src", _gru(m, ne))
+        terms["c = tanh(V h), s_0 = tanh(V' c)"] = ("sent", 2 * (ne * n + n * n))
+        terms["decoder GRU [E y; c]"] = ("tgt", _gru(m + n, n))
+        terms["readout U_o s + V_o E y + C_o c"] = ("tgt", 2 * (n + m + n) * l2)
+        terms[f"softmax layer W_o ({v_tgt}-way)"] = ("tgt", 2 * (l2 // 2) * v_tgt)
+    else:  # luong_*
+        m, n, layers = a["embedding_dim"], a["units"], a["num_layers"]
+        attention, score = a["attention"], a["score"]
+        feed = a["input_feeding"]
+        terms[f"encoder {layers}-layer LSTM"] = (
+            "src",
+            _lstm(m, n) + (layers - 1) * _lstm(n, n),
+        )
+        first = m + (n if feed else 0)
+        terms[f"decoder {layers}-layer LSTM" + (" (input feeding)" if feed else "")] = (
+            "tgt",
+            _lstm(first, n) + (layers - 1) * _lstm(n, n),
+        )
+        if attention != "none":
+            if score == "general":
+                terms["attention keys h_s W_a^T"] = ("src", 2 * n * n)
+                terms["score h_t . key (per source pos)"] = ("pair", 2 * n)
+            elif score == "dot":
+                terms["score h_t . h_s (per source pos)"] = ("pair", 2 * n)
+            elif score == "concat":
+                terms["attention keys h_s W_a[D:]"] = ("src", 2 * n * n)
+                terms["attention h_t W_a[:D]"] = ("tgt", 2 * n * n)
+                terms["score v_a . tanh (per source pos)"] = ("pair", 2 * n)
+            elif score == "location":
+                terms["score h_t W_a (max_length)"] = ("tgt", 2 * n * a["max_length"])
+            if attention == "local_p":
+                terms["position v_p . tanh(W_p h_t)"] = ("tgt", 2 * n * n + 2 * n)
+            terms["context sum_s a_s h_s"] = ("pair", 2 * n)
+            terms["h~ = tanh(W_c [c; h])"] = ("tgt", 2 * 2 * n * n)
+        terms[f"softmax layer W_s ({v_tgt}-way)"] = ("tgt", 2 * n * v_tgt)
+    return terms, a
+
+
+def attended_pairs(name, args, source_len, target_len):
+    """Target x source positions attended in one sentence (local: at most 2D+1)."""
+    if name.startswith("luong") and args.get("attention") in ("local_m", "local_p"):
+        return target_len * min(source_len, 2 * args["window"] + 1)
+    return target_len * source_len
+
+
+def batch_flops(name, terms, args, batches):
+    """Forward FLOPs of real (unpadded) work over `batches` (numpy), and the target tokens."""
+    total = 0.0
+    tokens = 0
+    for features, labels in batches:
+        src = (features["source_ids"] != 0).sum(axis=1)
+        tgt = (labels != 0).sum(axis=1)
+        counts = {
+            "src": float(src.sum()),
+            "tgt": float(tgt.sum()),
+            "sent": float(len(src)),
+            "pair": float(
+                sum(
+                    attended_pairs(name, args, int(s), int(t))
+                    for s, t in zip(src, tgt, strict=True)
+                )
+            ),
+        }
+        total += sum(counts[unit] * f for unit, f in terms.values())
+        tokens += int(tgt.sum())
+    return total, tokens
+
+
+def describe_flops(label, name, size, vocab, feed, batches):
+    terms, args = flop_terms(name, size, vocab, feed)
+    src = sum(int((f["source_ids"] != 0).sum()) for f, _ in batches)
+    tgt = sum(int((y != 0).sum()) for _, y in batches)
+    pairs = sum(
+        attended_pairs(name, args, int(s), int(t))
+        for f, y in batches
+        for s, t in zip((f["source_ids"] != 0).sum(1), (y != 0).sum(1), strict=True)
+    )
+    per = {"src": src / tgt, "tgt": 1.0, "sent": sum(len(y) for _, y in batches) / tgt}
+    per["pair"] = pairs / tgt
+    lines = [f"{label}: forward matmul FLOPs per target token (x3 for forward+backward)"]
+    total = 0.0
+    for key, (unit, f) in terms.items():
+        value = f * per[unit]
+        total += value
+        lines.append(
+            f"  {key:44s} {f:>12,.0f} per {unit:4s} x {per[unit]:6.2f} = {value / 1e6:7.3f} M"
+        )
+    lines.append(f"  {'total forward':44s} {total / 1e6:40.3f} M;  fwd+bwd {3 * total / 1e6:.2f} M")
+    return "\n".join(lines), 3 * total
+
+
+# ---------------------------------------------------------------------------------------
+
+
+def matmul_rate(n, seconds=3.0):
+    """fp32 GFLOP/s of an n x n x n tf.linalg.matmul loop (same threads as training)."""
+    import tensorflow as tf
+
+    a = tf.random.normal((n, n), dtype=tf.float32)
+    b = tf.random.normal((n, n), dtype=tf.float32)
+
+    @tf.function
+    def f(a, b):
+        c = a
+        for _ in range(8):
+            c = tf.linalg.matmul(c, b) * 1e-3
+        return tf.reduce_sum(c)
+
+    f(a, b).numpy()
+    reps, start = 0, time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        f(a, b).numpy()
+        reps += 1
+    elapsed = time.perf_counter() - start
+    return 8 * 2 * n**3 * reps / elapsed / 1e9
+
+
+def parse_preset(spec):
+    name, _, flag = spec.partition(":")
+    if flag not in ("", "nofeed"):
+        raise ValueError(f"Unknown preset suffix {flag!r} in {spec!r}; only ':nofeed' exists.")
+    return name, (False if flag == "nofeed" else None)
+
+
+def measure(spec, opts, batches):
+    """Runs in a fresh process: builds preset `spec`, times train steps, returns a dict."""
+    import keras
+    import numpy as np
+    import tensorflow as tf
+
+    import zoo.models
+    from zoo.training import masked_token_stats, set_precision
+
+    name, feed = parse_preset(spec)
+    set_precision(opts["precision"])
+    keras.utils.set_random_seed(0)
+    overrides = {} if feed is None else {"input_feeding": feed}
+    model = zoo.models.build(
+        name,
+        size=opts["size"],
+        source_vocab_size=opts["vocab_size"],
+        target_vocab_size=opts["vocab_size"],
+        **overrides,
+    )
+    optimizer = keras.optimizers.Adam(learning_rate=1e-3, global_clipnorm=1.0)
+    if model.dtype_policy.compute_dtype == "float16":
+        optimizer = keras.optimizers.LossScaleOptimizer(optimizer)
+    trainable = model.trainable_variables
+    optimizer.build(trainable)
+
+    def forward(inputs, targets):
+        logits = model(inputs, training=True)
+        loss_sum, _, tokens = masked_token_stats(targets, logits)
+        return loss_sum / tf.maximum(tokens, 1.0), tokens
+
+    def grads_fn(inputs, targets):
+        with tf.GradientTape() as tape:
+            loss, tokens = forward(inputs, targets)
+            scaled = optimizer.scale_loss(loss)
+        return tape.gradient(scaled, trainable), loss
+
+    def step(inputs, targets):
+        grads, loss = grads_fn(inputs, targets)
+        optimizer.apply(grads, trainable)
+        return loss
+
+    spec_in = (
+        {
+            "source_ids": tf.TensorSpec((None, None), tf.int32),
+            "target_ids": tf.TensorSpec((None, None), tf.int32),
+        },
+        tf.TensorSpec((None, None), tf.int32),
+    )
+    jit = opts["jit"]
+    fns = {"step": tf.function(step, input_signature=spec_in, jit_compile=jit)}
+    if opts["breakdown"]:
+        fns["forward"] = tf.function(
+            lambda x, y: forward(x, y)[0], input_signature=spec_in, jit_compile=jit
+        )
+        fns["fwd+bwd"] = tf.function(
+            lambda x, y: grads_fn(x, y)[1], input_signature=spec_in, jit_compile=jit
+        )
+    tensors = [({k: tf.constant(v) for k, v in f.items()}, tf.constant(y)) for f, y in batches]
+    warm, timed = tensors[: opts["warmup"]], tensors[opts["warmup"] :]
+    row = {
+        "preset": spec,
+        "params": int(sum(np.prod(v.shape) for v in model.trainable_variables)),
+        "precision": opts["precision"],
+        "jit": jit,
+    }
+    start = time.perf_counter()
+    try:
+        for x, y in warm:
+            fns["step"](x, y).numpy()
+        if jit:  # XLA compiles per shape: compile every timed shape before timing
+            seen = {(tuple(x["source_ids"].shape), tuple(y.shape)) for x, y in warm}
+            for x, y in timed:
+                key = (tuple(x["source_ids"].shape), tuple(y.shape))
+                if key not in seen:
+                    seen.add(key)
+                    fns["step"](x, y).numpy()
+    except Exception as error:  # report, e.g. XLA that cannot compile the model
+        text = str(error).strip().splitlines()
+        row["error"] = next((t for t in text if "XLA" in t or "Error" in t), text[0])[:300]
+        row["rss_mib"] = common.rss_peak_mib()
+        return row
+    row["warmup_s"] = time.perf_counter() - start
+
+    done, tokens, pairs, elapsed = 0, 0, 0, 0.0
+    times = []
+    for x, y in timed:
+        start = time.perf_counter()
+        loss = float(fns["step"](x, y).numpy())
+        times.append(time.perf_counter() - start)
+        elapsed += times[-1]
+        done += 1
+        tokens += int(np.count_nonzero(y.numpy()))
+        pairs += int(y.shape[0])
+        if elapsed > opts["max_seconds"]:
+            break
+    row.update(
+        steps=done,
+        seconds=elapsed,
+        tokens_per_s=tokens / elapsed,
+        pairs_per_s=pairs / elapsed,
+        step_ms_median=1e3 * statistics.median(times),
+        loss=loss,
+    )
+    for key in ("forward", "fwd+bwd"):
+        if key in fns:
+            fns[key](*timed[0]).numpy()
+            t0 = time.perf_counter()
+            for x, y in timed[:done]:
+                fns[key](x, y).numpy()
+            row[f"{key}_ms"] = 1e3 * (time.perf_counter() - t0) / done
+    row["step_ms"] = 1e3 * elapsed / done
+    row["rss_mib"] = common.rss_peak_mib()
+    row["matmul_gflops"] = matmul_rate(opts["matmul_size"])
+    row["used_batches"] = opts["warmup"] + done
+    return row
+
+
+def load_batches(args):
+    """warmup + steps real Multi30k train batches as numpy (the same ones for every preset)."""
+    import numpy as np
+
+    from zoo.data import load_corpus, make_dataset
+
+    source_tok, target_tok = common.tokenizers(args.vocab_size)
+    corpus = load_corpus("multi30k", "de", "en", "train")
+    start = time.perf_counter()
+    dataset = make_dataset(
+        corpus.source,
+        corpus.target,
+        source_tok,
+        target_tok,
+        batch_size=args.batch_size,
+        max_length=args.max_length,
+        shuffle=True,
+        seed=args.seed,
+        bucketing=not args.no_bucketing,
+        drop_remainder=True,
+        shuffle_buffer=5000,
+    )
+    batches = [
+        ({k: np.asarray(v) for k, v in f.items()}, np.asarray(y))
+        for f, y in dataset.take(args.warmup + args.steps).as_numpy_iterator()
+    ]
+    print(
+        f"{len(batches)} Multi30k train batches of {args.batch_size} in "
+        f"{time.perf_counter() - start:.1f} s (tokenisation included; not part of the timing)"
+    )
+    return batches
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    import zoo.models
+
+    if args.presets == "all":
+        specs = zoo.models.presets() + ["luong_global_general:nofeed"]
+    else:
+        specs = [s.strip() for s in args.presets.split(",") if s.strip()]
+    for spec in specs:
+        name, _ = parse_preset(spec)
+        zoo.models.preset_arguments(name, args.size)  # ValueError for an unknown name/size
+
+    peer = None
+    if common.peer_ready():
+        peer = common.peer_train_figure(args.run_peer or None)
+    batches = load_batches(args)
+    opts = {
+        k: getattr(args, k)
+        for k in (
+            "size",
+            "precision",
+            "jit",
+            "vocab_size",
+            "warmup",
+            "max_seconds",
+            "matmul_size",
+            "breakdown",
+        )
+    }
+    rows = []
+    for spec in specs:
+        name, feed = parse_preset(spec)
+        text, flops_per_token = describe_flops(
+            spec, name, args.size, (args.vocab_size, args.vocab_size), feed, batches[args.warmup :]
+        )
+        print(text)
+        print(f"{spec}: measuring ...", flush=True)
+        if args.in_process:
+            row = measure(spec, opts, batches)
+        else:
+            context = multiprocessing.get_context("spawn")
+            with concurrent.futures.ProcessPoolExecutor(1, mp_context=context) as pool:
+                row = pool.submit(measure, spec, opts, batches).result()
+        row["flops_per_token"] = flops_per_token
+        if "error" in row:
+            print(f"{spec}: FAILED: {row['error']}")
+        else:
+            used = batches[args.warmup : args.warmup + row["steps"]]
+            terms, a = flop_terms(name, args.size, (args.vocab_size,) * 2, feed)
+            fwd, tokens = batch_flops(name, terms, a, used)
+            row["flops_per_token"] = 3 * fwd / tokens
+            row["model_gflops"] = row["flops_per_token"] * row["tokens_per_s"] / 1e9
+            row["mfu"] = row["model_gflops"] / row["matmul_gflops"]
+            family = "luong" if name.startswith("luong") else "bahdanau"
+            if peer and family == "bahdanau":
+                row["peer"] = peer[0]
+                row["peer_src"] = "measured"
+            else:
+                row["peer"] = common.PEER_README[f"train_{family}_tokens_per_s"]
+                row["peer_src"] = "README"
+            row["vs_peer"] = row["tokens_per_s"] / row["peer"]
+            print(
+                f"{spec}: {row['tokens_per_s']:.0f} tok/s, {row['pairs_per_s']:.1f} pairs/s, "
+                f"{row['steps']} steps, MFU {100 * row['mfu']:.1f}%",
+                flush=True,
+            )
+        rows.append(row)
+
+    print()
+    print(
+        f"size={args.size} precision={args.precision} jit={args.jit} batch={args.batch_size} "
+        f"bucketing={not args.no_bucketing} vocab={args.vocab_size}"
+    )
+    columns = [
+        ("preset", "preset", None),
+        ("params", "params", "{:,}"),
+        ("steps", "steps", "{}"),
+        ("tokens_per_s", "tgt tok/s", "{:,.0f}"),
+        ("pairs_per_s", "pairs/s", "{:.1f}"),
+        ("step_ms", "ms/step", "{:.0f}"),
+    ]
+    if args.breakdown:
+        columns += [("forward_ms", "fwd ms", "{:.0f}"), ("fwd+bwd_ms", "fwd+bwd ms", "{:.0f}")]
+    columns += [
+        ("rss_mib", "peak RSS MiB", "{:,.0f}"),
+        ("flops_per_token", "MFLOP/tok f+b", None),
+        ("model_gflops", "model GFLOP/s", "{:.1f}"),
+        ("matmul_gflops", "matmul GFLOP/s", "{:.1f}"),
+        ("mfu", "MFU", "{:.1%}"),
+        ("peer", "peer tok/s", "{:.0f}"),
+        ("peer_src", "peer from", None),
+        ("vs_peer", "x peer", "{:.2f}"),
+        ("error", "error", None),
+    ]
+    for row in rows:
+        row["flops_per_token"] = f"{row['flops_per_token'] / 1e6:.1f}"
+    print(common.table(rows, columns))
+    if not peer:
+        print(
+            "peer: not set up here (/work/shared/peers/joeynmt/run.sh setup); ratios are to the "
+            "peer README's figures (900 Bahdanau, 600 Luong target tokens/s), not measured."
+        )
+    print(
+        f"MFU = analytic fwd+bwd matmul FLOPs of real tokens x tokens/s / fp32 "
+        f"{args.matmul_size}^3 matmul rate measured after each preset in the same process."
+    )
+    return rows
+
+
+if __name__ == "__main__":
+    main()
