@@ -23,6 +23,7 @@ parser.add_argument("--epochs", type=int, default=3)
 parser.add_argument("--max-steps", type=int, default=None)
 parser.add_argument("--checkpoint-every", type=int, default=3)
 parser.add_argument("--optimizer", default="adam")
+parser.add_argument("--dropout", type=float, default=0.1)
 args = parser.parse_args()
 
 import keras  # noqa: E402
@@ -49,7 +50,7 @@ class Marker(keras.callbacks.Callback):
 
 
 with strategy.scope():
-    model = toy_model()
+    model = toy_model(dropout=args.dropout)
     optimizer = (
         training.make_optimizer("luong", steps_per_epoch=8)
         if args.optimizer == "luong"

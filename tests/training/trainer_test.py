@@ -201,7 +201,7 @@ def _free_ports(n):
     return ports
 
 
-@pytest.mark.slow
+@pytest.mark.slow  # ~40-120 s here: three TensorFlow processes
 def test_multiworker_workers_end_with_identical_weights(tmp_path):
     workers = [f"127.0.0.1:{p}" for p in _free_ports(2)]
     procs = []
@@ -221,6 +221,8 @@ def test_multiworker_workers_end_with_identical_weights(tmp_path):
                     "1",
                     "--max-steps",
                     "4",
+                    "--dropout",
+                    "0",
                 ],
                 env=_env(TF_CONFIG=json.dumps(config)),
                 stdout=subprocess.PIPE,
@@ -238,5 +240,21 @@ def test_multiworker_workers_end_with_identical_weights(tmp_path):
         assert p.returncode == 0, err[-3000:]
     w0, w1 = np.load(tmp_path / "w0.npy"), np.load(tmp_path / "w1.npy")
     np.testing.assert_array_equal(w0, w1)
+    # The two workers trained one model together: each step's gradient is that of the whole
+    # global batch, so the result is the single-process run's (up to summation order).
+    _run(
+        [
+            tmp_path / "single",
+            "--weights",
+            tmp_path / "single.npy",
+            "--epochs",
+            "1",
+            "--max-steps",
+            "4",
+            "--dropout",
+            "0",
+        ]
+    )
+    np.testing.assert_allclose(w0, np.load(tmp_path / "single.npy"), atol=2e-5)
     assert _summary(outputs[0][0])["steps"] == 4
     assert (tmp_path / "out" / "model.keras").exists()  # written by the chief only

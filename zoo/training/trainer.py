@@ -42,6 +42,13 @@ def _scalar(name, value):
     tf.summary.write(name, tf.constant(float(value), tf.float32), metadata=_SCALAR_METADATA)
 
 
+def _to_float(value):
+    """float() of a tensor or Keras variable, also a distributed (mirrored) one."""
+    if isinstance(value, keras.Variable):
+        value = value.value
+    return float(tf.convert_to_tensor(value).numpy())
+
+
 def _stats(loss_sum, correct, tokens, prefix=""):
     tokens = float(tokens)
     loss = float(loss_sum) / tokens if tokens else float("nan")
@@ -341,9 +348,9 @@ def train(
             if state["step"] % log_every == 0 or state["step"] == 1:
                 with writer.as_default(step=state["step"]):
                     _scalar("batch_loss", step_loss)
-                    _scalar("learning_rate", float(inner.learning_rate))
+                    _scalar("learning_rate", _to_float(inner.learning_rate))
                     if loss_scaled:
-                        _scalar("loss_scale", float(optimizer.dynamic_scale))
+                        _scalar("loss_scale", _to_float(optimizer.dynamic_scale))
             if state["step"] % checkpoint_every == 0:
                 save_checkpoint()
             callback_list.on_train_batch_end(
