@@ -1,1 +1,33 @@
-"""zoo.tuning"""
+"""zoo.tuning: hyperparameter search over zoo's translation models with keras-tuner.
+
+    result = zoo.tuning.tune("multi30k", "de", "en", tuner="bayesian", objective="bleu",
+                             max_trials=20, epochs=2, size="base",
+                             fixed=zoo.tuning.parse_fixed(["optimizer=adam"]),
+                             directory="runs/tune")
+
+The space, its dimensions and `--fix` rules are in `zoo.tuning.space`; the HyperModel is
+`TranslationHyperModel`; `recipes/tune.py` is the command line.
+"""
+
+from zoo.tuning.results import format_table, plot_by_attention, trial_table, write_csv
+from zoo.tuning.runner import TUNERS, export_best, make_tuner, objective_name, tune
+from zoo.tuning.space import ATTENTIONS, DIMENSIONS, check_fixed, parse_fixed
+from zoo.tuning.translation_hyper_model import OBJECTIVES, TranslationHyperModel
+
+__all__ = [
+    "ATTENTIONS",
+    "DIMENSIONS",
+    "OBJECTIVES",
+    "TUNERS",
+    "TranslationHyperModel",
+    "check_fixed",
+    "export_best",
+    "format_table",
+    "make_tuner",
+    "objective_name",
+    "parse_fixed",
+    "plot_by_attention",
+    "trial_table",
+    "tune",
+    "write_csv",
+]

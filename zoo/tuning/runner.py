@@ -1,0 +1,326 @@
+"""`tune(...)`: a whole hyperparameter search, from a corpus name to the best model's files.
+
+Files under `directory`:
+
+    settings.json                 what the search was started with (a rerun must match)
+    tokenizers/source, target/    SentencePiece tokenizers trained on the training slice
+    search/                       keras-tuner's project (oracle.json, trial_<id>/ ...)
+    trials.csv                    completed trials, best objective first
+    objective_by_attention.png    objective of every trial by attention variant
+    best/model.keras              the best trial's model (weights of its last epoch)
+    best/source_tokenizer/, best/target_tokenizer/, best/hyperparameters.json
+
+Resuming: running `tune` again with the same `directory` (and settings) reloads the
+tuner's state (`overwrite=False`): completed trials are kept and not run again, a trial
+interrupted while running is run again, and the search continues up to `max_trials`.
+
+Example:
+    >>> result = tune("multi30k", "de", "en", tuner="random", max_trials=3,
+    ...               steps_per_trial=20, size="tiny", directory="runs/tune",
+    ...               train_limit=2000, eval_limit=200, vocab_size=1000)  # doctest: +SKIP
+    >>> result["rows"][0]["attention"]  # doctest: +SKIP
+    'luong_local_p_general'
+"""
+
+import importlib.util
+import json
+import math
+import os
+from pathlib import Path
+
+import keras
+import keras_tuner
+
+from zoo import data as zoo_data
+from zoo import text
+from zoo.tuning import results as results_lib
+from zoo.tuning import space
+from zoo.tuning.translation_hyper_model import OBJECTIVES, TranslationHyperModel
+
+TUNERS = ("random", "hyperband", "bayesian")
+OBJECTIVE_ALIASES = {
+    "loss": "val_loss",
+    "bleu": "val_bleu",
+    "val_loss": "val_loss",
+    "val_bleu": "val_bleu",
+}
+PROJECT = "search"
+
+
+def objective_name(objective):
+    """ "loss"/"val_loss" -> "val_loss", "bleu"/"val_bleu" -> "val_bleu"; else ValueError."""
+    if objective not in OBJECTIVE_ALIASES:
+        raise ValueError(f"Unknown objective {objective!r}; expected 'loss' or 'bleu'.")
+    return OBJECTIVE_ALIASES[objective]
+
+
+def make_tuner(kind, hypermodel, directory, *, max_trials, epochs=1, seed=0, verbose=1):
+    """A keras-tuner tuner of `kind` ("random", "hyperband" or "bayesian") for `hypermodel`.
+
+    Its project lives in `directory/search` and is reloaded when it exists (`overwrite=False`).
+    The objective is `hypermodel.objective` ("val_loss" minimised, "val_bleu" maximised).
+    Hyperband trains each configuration for up to `epochs` epochs (its `max_epochs`); all
+    tuners stop after `max_trials` trials.
+    """
+    if kind not in TUNERS:
+        raise ValueError(f"Unknown tuner {kind!r}; expected one of {TUNERS}.")
+    if isinstance(max_trials, bool) or not isinstance(max_trials, int) or max_trials < 1:
+        raise ValueError(f"max_trials must be an int >= 1, got {max_trials!r}.")
+    objective = keras_tuner.Objective(hypermodel.objective, OBJECTIVES[hypermodel.objective])
+    common = dict(
+        hypermodel=hypermodel,
+        objective=objective,
+        directory=os.fspath(directory),
+        project_name=PROJECT,
+        overwrite=False,
+        seed=seed,
+        max_consecutive_failed_trials=1,
+    )
+    if kind == "random":
+        tuner = keras_tuner.RandomSearch(max_trials=max_trials, **common)
+    elif kind == "bayesian":
+        tuner = keras_tuner.BayesianOptimization(
+            max_trials=max_trials, num_initial_points=max(2, max_trials // 3), **common
+        )
+    else:
+        if epochs < 2:
+            raise ValueError(
+                f"The hyperband tuner compares configurations after 1, 3, ... epochs; it needs "
+                f"epochs >= 2, got {epochs}. (With --steps-per-trial, an epoch is "
+                "steps_per_trial / epochs steps.)"
+            )
+        tuner = keras_tuner.Hyperband(max_epochs=epochs, factor=3, **common)
+        tuner.oracle.max_trials = max_trials
+    tuner.oracle.verbose = verbose
+    if importlib.util.find_spec("tensorboard") is None:
+        # keras-tuner imports tensorboard for every trial under the TensorFlow backend, only
+        # to patch TensorBoard callbacks; tune() passes none, so skip it without tensorboard.
+        tuner._configure_tensorboard_dir = _no_tensorboard
+    return tuner
+
+
+def _no_tensorboard(callbacks, trial, execution=0):
+    if any(type(c).__name__ == "TensorBoard" for c in callbacks):
+        raise ValueError("A TensorBoard callback in a search needs the tensorboard package.")
+
+
+def _check_settings(directory, settings):
+    path = Path(directory) / "settings.json"
+    if path.exists():
+        previous = json.loads(path.read_text(encoding="utf-8"))
+        differ = sorted(
+            k for k in set(previous) | set(settings) if previous.get(k) != settings.get(k)
+        )
+        if differ:
+            details = "; ".join(f"{k}: {previous.get(k)!r} -> {settings.get(k)!r}" for k in differ)
+            raise ValueError(
+                f"{directory} holds a search started with other settings ({details}). Resume "
+                "with the same settings (only --max-trials may change) or use a new --directory."
+            )
+    else:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(settings, indent=2, sort_keys=True), encoding="utf-8")
+
+
+def _tokenizer(directory, sentences, vocab_size, seed):
+    if (Path(directory) / "tokenizer.json").exists():
+        return text.load_tokenizer(directory)
+    tokenizer = text.train_tokenizer("sentencepiece", sentences, vocab_size=vocab_size, seed=seed)
+    tokenizer.save(directory)
+    return tokenizer
+
+
+def export_best(tuner, hypermodel, out_dir):
+    """Writes the best trial's model as `out_dir/model.keras` (uncompiled, loadable with
+    `keras.models.load_model` after `import zoo`), its tokenizers and `hyperparameters.json`.
+
+    Returns the path of `model.keras`.
+    """
+    trial = tuner.oracle.get_best_trials(1)[0]
+    trained = tuner.load_model(trial)
+    values = hypermodel.values(trial.hyperparameters.copy())
+    model = hypermodel.build_model(values, compile=False)
+    model.set_weights(trained.get_weights())
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / "model.keras"
+    model.save(path)
+    source_tokenizer, target_tokenizer = hypermodel.tokenizers()
+    if source_tokenizer is not None:
+        source_tokenizer.save(out_dir / "source_tokenizer")
+        target_tokenizer.save(out_dir / "target_tokenizer")
+    preset, overrides = space.model_arguments(values, hypermodel.size, hypermodel.max_source_length)
+    optimizer, learning_rate = space.optimizer_arguments(values)
+    info = {
+        "trial_id": trial.trial_id,
+        "objective": {"name": hypermodel.objective, "value": trial.score},
+        "hyperparameters": values,
+        "preset": preset,
+        "size": hypermodel.size,
+        "overrides": overrides,
+        "optimizer": optimizer,
+        "learning_rate": learning_rate,
+        "source_vocab_size": hypermodel.source_vocab_size,
+        "target_vocab_size": hypermodel.target_vocab_size,
+    }
+    (out_dir / "hyperparameters.json").write_text(
+        json.dumps(info, indent=2, default=str), encoding="utf-8"
+    )
+    return path
+
+
+def tune(
+    data="multi30k",
+    source_lang="de",
+    target_lang="en",
+    *,
+    tuner="random",
+    objective="loss",
+    max_trials=10,
+    epochs=1,
+    steps_per_trial=None,
+    size="base",
+    fixed=None,
+    directory="runs/tune",
+    train_limit=None,
+    eval_limit=1000,
+    seed=0,
+    vocab_size=8000,
+    batch_size=64,
+    max_length=50,
+    verbose=1,
+    export=True,
+):
+    """Runs (or resumes) a search and writes the table, the plot and the best model.
+
+    Args:
+        data, source_lang, target_lang: the corpus, as for `zoo.data.load_corpus`.
+        tuner: "random", "hyperband" or "bayesian".
+        objective: "loss" (validation loss, minimised) or "bleu" (validation BLEU of greedy
+            translations, sacreBLEU 13a, maximised).
+        max_trials: the number of trials (configurations) in all, counting resumed ones.
+        epochs: epochs per trial (Hyperband: the most epochs a configuration gets).
+        steps_per_trial: train each trial for this many batches in all (split evenly over
+            `epochs`) instead of whole passes over the training data.
+        size: "tiny", "base" or "paper": the preset sizes the space's bounds are built around.
+        fixed: `{dimension: value}` held fixed (`space.parse_fixed` reads `--fix` strings).
+        directory: where everything is written and resumed from.
+        train_limit, eval_limit: use only the first pairs of the train and val splits.
+        seed: seeds the tuner, the data order and the weights.
+        vocab_size: SentencePiece vocabulary size of each language (4 reserved ids included).
+        batch_size, max_length: training batches, and the longest training sentence kept.
+        verbose: 0 silent, 1 progress bars and the tuner's trial summaries.
+        export: write `best/` (model.keras, tokenizers, hyperparameters.json).
+
+    Returns:
+        dict: `rows` (the sorted table), `csv`, `plot`, `best` (path of best/model.keras or
+        None), `tuner` (the keras-tuner object).
+    """
+    objective = objective_name(objective)
+    fixed = space.check_fixed(fixed or {})
+    if tuner not in TUNERS:
+        raise ValueError(f"Unknown tuner {tuner!r}; expected one of {TUNERS}.")
+    if size not in space.SIZES:
+        raise ValueError(f"Unknown size {size!r}; expected one of {space.SIZES}.")
+    if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1:
+        raise ValueError(f"epochs must be an int >= 1, got {epochs!r}.")
+    if steps_per_trial is not None and (
+        not isinstance(steps_per_trial, int) or steps_per_trial < 1
+    ):
+        raise ValueError(f"steps_per_trial must be None or an int >= 1, got {steps_per_trial!r}.")
+    directory = Path(directory)
+    settings = {
+        "data": os.fspath(data),
+        "source_lang": source_lang,
+        "target_lang": target_lang,
+        "tuner": tuner,
+        "objective": objective,
+        "epochs": epochs,
+        "steps_per_trial": steps_per_trial,
+        "size": size,
+        "fixed": fixed,
+        "train_limit": train_limit,
+        "eval_limit": eval_limit,
+        "seed": seed,
+        "vocab_size": vocab_size,
+        "batch_size": batch_size,
+        "max_length": max_length,
+    }
+    _check_settings(directory, settings)
+    keras.utils.set_random_seed(seed)
+
+    train = zoo_data.load_corpus(data, source_lang, target_lang, "train")
+    val = zoo_data.load_corpus(data, source_lang, target_lang, "val")
+    if train_limit:
+        train = train.take(train_limit)
+    if eval_limit:
+        val = val.take(eval_limit)
+    tokenizer_dirs = (directory / "tokenizers" / "source", directory / "tokenizers" / "target")
+    source_tokenizer = _tokenizer(tokenizer_dirs[0], train.source, vocab_size, seed)
+    target_tokenizer = _tokenizer(tokenizer_dirs[1], train.target, vocab_size, seed)
+    train_ds = train.dataset(
+        source_tokenizer, target_tokenizer, batch_size=batch_size, max_length=max_length, seed=seed
+    )
+    longest_val = int(zoo_data.token_lengths(source_tokenizer, val.source).max())
+    if steps_per_trial:
+        steps_per_epoch = math.ceil(steps_per_trial / epochs)
+    else:
+        steps_per_epoch = zoo_data.steps_per_epoch(train_ds)
+
+    # keras-tuner's clear_session() before each trial frees the tokenizers' TF resources:
+    # every trial loads them again and makes its own pipelines.
+    def make_train():
+        source, target = (text.load_tokenizer(d) for d in tokenizer_dirs)
+        return train.dataset(
+            source, target, batch_size=batch_size, max_length=max_length, seed=seed
+        )
+
+    def make_val():
+        source, target = (text.load_tokenizer(d) for d in tokenizer_dirs)
+        return val.dataset(source, target, batch_size=batch_size, max_length=None, shuffle=False)
+
+    hypermodel = TranslationHyperModel(
+        source_tokenizer.vocab_size,
+        target_tokenizer.vocab_size,
+        size=size,
+        fixed=fixed,
+        objective=objective,
+        max_source_length=max(max_length or 0, longest_val),
+        source_tokenizer=tokenizer_dirs[0],
+        target_tokenizer=tokenizer_dirs[1],
+        bleu_sources=val.source,
+        bleu_references=val.target,
+        steps_per_epoch=steps_per_epoch,
+        seed=seed,
+        verbose=verbose,
+    )
+    search_tuner = make_tuner(
+        tuner,
+        hypermodel,
+        directory,
+        max_trials=max_trials,
+        epochs=epochs,
+        seed=seed,
+        verbose=verbose,
+    )
+    search_tuner.search(
+        make_train,
+        validation_data=make_val,
+        epochs=epochs,
+        steps_per_epoch=steps_per_epoch if steps_per_trial else None,
+    )
+
+    rows = results_lib.trial_table(search_tuner)
+    csv_path = directory / "trials.csv"
+    results_lib.write_csv(rows, csv_path)
+    plot_path = results_lib.plot_by_attention(
+        rows,
+        directory / "objective_by_attention.png",
+        objective,
+        OBJECTIVES[objective],
+    )
+    best = export_best(search_tuner, hypermodel, directory / "best") if export and rows else None
+    if verbose:
+        print(results_lib.format_table(rows))
+        print(f"Trials: {csv_path}  plot: {plot_path}" + (f"  best model: {best}" if best else ""))
+    return {"rows": rows, "csv": csv_path, "plot": plot_path, "best": best, "tuner": search_tuner}
