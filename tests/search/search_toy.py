@@ -60,7 +60,7 @@ class ToyDecoder(keras.layers.Layer):
         self.W = weight("W", (u, u), rng.normal(size=(u, u)) / np.sqrt(u))
         self.U = weight("U", (u, u), rng.normal(size=(u, u)) / np.sqrt(u))
         self.W_k = weight("W_k", (u, u), rng.normal(size=(u, u)))
-        self.W_o = weight("W_o", (2 * u, v), rng.normal(size=(2 * u, v)))
+        self.W_o = weight("W_o", (2 * u, v), rng.normal(size=(2 * u, v)) / np.sqrt(2 * u))
         self.T = weight("T", (v, v), np.asarray(table, dtype="float32"))
 
     def prepare(self, memory, source_mask, encoder_states):
@@ -98,7 +98,13 @@ class ToyDecoder(keras.layers.Layer):
         return ops.transpose(logits, (1, 0, 2))
 
 
-def toy_model(source_vocab=9, target_vocab=7, units=8, transition=None, mix=1.0, seed=2):
+def toy_model(
+    source_vocab=9, target_vocab=7, units=8, transition=None, mix=1.0, seed=2, end_bias=0.0
+):
+    """The toy as a functional model; `end_bias` is added to every logit of END (random table)."""
+    if transition is None:
+        transition = np.random.default_rng(seed).normal(size=(target_vocab, target_vocab))
+        transition[:, END_ID] += end_bias
     source = keras.Input((None,), dtype="int32", name="source_ids")
     target = keras.Input((None,), dtype="int32", name="target_ids")
     memory, mask, states = ToyEncoder(source_vocab, units, name="encoder")(source)
@@ -106,6 +112,11 @@ def toy_model(source_vocab=9, target_vocab=7, units=8, transition=None, mix=1.0,
         target_vocab, units, transition=transition, mix=mix, seed=seed, name="decoder"
     )(target, memory, mask, states)
     return keras.Model({"source_ids": source, "target_ids": target}, logits)
+
+
+def log_softmax(logits):
+    shifted = logits - logits.max(axis=-1, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
 
 
 def sequence_log_probs(model, source_ids, hypotheses):
@@ -118,12 +129,7 @@ def sequence_log_probs(model, source_ids, hypotheses):
         target_out[i, : len(hyp)] = hyp
     sources = np.repeat(np.asarray(source_ids, "int32")[None], len(hypotheses), axis=0)
     logits = np.asarray(model({"source_ids": sources, "target_ids": target_in}), "float64")
-    log_probs = (
-        logits
-        - np.log(np.exp(logits - logits.max(-1, keepdims=True)).sum(-1))[..., None]
-        - logits.max(-1, keepdims=True)
-    )
-    picked = np.take_along_axis(log_probs, target_out[..., None], axis=-1)[..., 0]
+    picked = np.take_along_axis(log_softmax(logits), target_out[..., None], axis=-1)[..., 0]
     mask = np.arange(width)[None] < np.array([len(h) for h in hypotheses])[:, None]
     return (picked * mask).sum(axis=1)
 
@@ -145,8 +151,7 @@ def greedy_reference(model, source_ids, max_length):
     prev, out, total = START_ID, [], 0.0
     for t in range(max_length):
         logits, state, _ = decoder.step(np.array([prev], "int32"), state, cache)
-        logits = np.asarray(logits, "float64")[0]
-        log_probs = logits - logits.max() - np.log(np.exp(logits - logits.max()).sum())
+        log_probs = log_softmax(np.asarray(logits, "float64")[0])
         allowed = log_probs.copy()
         allowed[[PAD_ID, START_ID]] = -np.inf
         if t == max_length - 1:

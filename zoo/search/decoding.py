@@ -308,7 +308,9 @@ def _search_padded(
 
 
 def _trim(padded):
-    steps = padded["steps"]
+    # The loop may run past the chosen hypotheses' END (other beams still alive); keep the
+    # columns up to the longest chosen hypothesis.
+    steps = ops.max(padded["lengths"])
     attention = padded.get("attention")
     return SearchResult(
         ids=padded["ids"][:, :steps],

@@ -8,8 +8,8 @@ class SearchResult(NamedTuple):
 
     A `NamedTuple`, so it passes through `tf.function` and `tf.nest` unchanged.
 
-    Fields (B = batch size, T = the number of decoding steps run, which is the length of
-    the longest returned hypothesis, Ts = padded source length):
+    Fields (B = batch size, T = the length of the longest returned hypothesis
+    (END included), Ts = padded source length):
         ids: (B, T) int32. Each row is the hypothesis' tokens, ending with `END_ID`,
             then `PAD_ID` up to T. The start token is not included.
         scores: (B,) float32. The score the hypothesis was ranked by:

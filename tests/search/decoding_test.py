@@ -1,0 +1,260 @@
+"""Tests of zoo/search/decoding.py against a toy model (search_toy.py) and brute force."""
+
+import math
+
+import numpy as np
+import pytest
+import tensorflow as tf
+from search_toy import (
+    all_hypotheses,
+    greedy_reference,
+    sequence_log_probs,
+    toy_model,
+)
+
+from zoo.constants import END_ID, PAD_ID
+from zoo.search import (
+    SearchResult,
+    beam_search,
+    greedy_search,
+    length_penalty_factor,
+    search,
+    search_function,
+)
+
+# Right-padded sources of lengths 4, 2, 3, 1 (ids 4..8 are words).
+SOURCES = np.array([[4, 5, 6, 7], [7, 8, 0, 0], [5, 5, 4, 0], [6, 0, 0, 0]], "int32")
+
+
+def source_length(row):
+    return int((np.asarray(row) != PAD_ID).sum())
+
+
+def max_length(row, ratio, offset):
+    return max(1, math.ceil(np.float32(ratio) * np.float32(source_length(row))) + offset)
+
+
+@pytest.fixture(scope="module")
+def model():
+    return toy_model(seed=2)
+
+
+def check_well_formed(result, batch):
+    """Every row: tokens, END at lengths-1, then PAD; attention zero from the END step on."""
+    ids, lengths = np.asarray(result.ids), np.asarray(result.lengths)
+    assert ids.dtype == np.int32 and ids.shape[0] == batch
+    assert result.scores.shape == (batch,) and lengths.shape == (batch,)
+    assert ids.shape[1] == lengths.max()  # the loop stops when all have finished
+    for row, n in zip(ids, lengths, strict=True):
+        assert row[n - 1] == END_ID
+        assert END_ID not in row[: n - 1] and PAD_ID not in row[: n - 1]
+        assert np.all(row[n:] == PAD_ID)
+    if result.attention is not None:
+        attention = np.asarray(result.attention)
+        for a, n in zip(attention, lengths, strict=True):
+            np.testing.assert_allclose(a[:n].sum(-1), 1.0, atol=1e-5)
+            assert np.all(a[n:] == 0.0)
+
+
+def test_beam_1_equals_a_plain_greedy_loop(model):
+    ratio, offset = 1.0, 3
+    result = search(model, SOURCES, beam_size=1, max_length_ratio=ratio, max_length_offset=offset)
+    check_well_formed(result, len(SOURCES))
+    for i, row in enumerate(SOURCES):
+        expected, total = greedy_reference(
+            model, row[: source_length(row)], max_length(row, ratio, offset)
+        )
+        got = np.asarray(result.ids[i])
+        assert list(got[: len(expected)]) == expected
+        np.testing.assert_allclose(result.log_probs[i], total, rtol=1e-5, atol=1e-5)
+    wrapped = greedy_search(model, SOURCES, max_length_ratio=ratio, max_length_offset=offset)
+    np.testing.assert_array_equal(wrapped.ids, result.ids)
+
+
+@pytest.mark.parametrize("alpha", [0.0, 1.0])
+def test_wide_beam_finds_the_brute_force_best(alpha):
+    model = toy_model(target_vocab=6, seed=3, end_bias=-1.5)  # long hypotheses win
+    offset = 4  # with ratio 0 every sentence may emit 4 tokens: 40 hypotheses in all
+    hypotheses = list(all_hypotheses(6, offset))
+    sources = SOURCES[:3]
+    # 48 >= the number of finite candidates at any step, so the beam is exhaustive.
+    result = beam_search(
+        model,
+        sources,
+        beam_size=48,
+        length_penalty=alpha,
+        max_length_ratio=0.0,
+        max_length_offset=offset,
+    )
+    check_well_formed(result, len(sources))
+    for i, row in enumerate(sources):
+        log_probs = sequence_log_probs(model, row, hypotheses)
+        lengths = np.array([len(h) for h in hypotheses])
+        ranked = log_probs / ((5.0 + lengths) / 6.0) ** alpha
+        best = int(np.argmax(ranked))
+        n = int(result.lengths[i])
+        assert list(np.asarray(result.ids[i, :n])) == hypotheses[best]
+        np.testing.assert_allclose(result.scores[i], ranked[best], rtol=1e-5, atol=1e-5)
+        narrow = beam_search(
+            model,
+            row[None],
+            beam_size=2,
+            length_penalty=alpha,
+            max_length_ratio=0.0,
+            max_length_offset=offset,
+        )
+        assert float(narrow.scores[0]) <= float(result.scores[i]) + 1e-5
+
+
+def markov_model(probabilities):
+    """A toy whose next-token distribution depends only on the previous token (mix=0)."""
+    vocab = 7
+    table = np.full((vocab, vocab), -1e4, "float32")  # log-probs ~ -inf unless listed
+    for prev, row in probabilities.items():
+        for token, p in row.items():
+            table[prev, token] = np.log(p)
+    return toy_model(target_vocab=vocab, transition=table, mix=0.0)
+
+
+def test_beam_escapes_the_greedy_garden_path():
+    a, b, c, d = 3, 4, 5, 6
+    model = markov_model(
+        {
+            1: {a: 0.5, b: 0.4, END_ID: 0.1},  # from START
+            a: {END_ID: 0.3, a: 0.175, b: 0.175, c: 0.175, d: 0.175},
+            b: {END_ID: 0.9, a: 0.025, b: 0.025, c: 0.025, d: 0.025},
+            c: {END_ID: 1.0},
+            d: {END_ID: 1.0},
+            END_ID: {a: 1.0},
+        }
+    )
+    source = [[4, 5]]
+    greedy = greedy_search(model, source)
+    assert list(np.asarray(greedy.ids[0])) == [a, END_ID]
+    np.testing.assert_allclose(greedy.scores[0], math.log(0.5 * 0.3), rtol=1e-5)
+    beam = beam_search(model, source, beam_size=2)
+    assert list(np.asarray(beam.ids[0])) == [b, END_ID]
+    np.testing.assert_allclose(beam.scores[0], math.log(0.4 * 0.9), rtol=1e-5)
+
+
+def test_scores_are_teacher_forced_log_probs_with_length_penalty():
+    model = toy_model(seed=4, end_bias=-1.5)
+    alpha = 0.7
+    result = search(model, SOURCES, beam_size=5, length_penalty=alpha, max_length_offset=4)
+    assert np.asarray(result.lengths).max() >= 4  # long enough for beams to be reordered
+    check_well_formed(result, len(SOURCES))
+    lengths = np.asarray(result.lengths)
+    for i, row in enumerate(SOURCES):
+        hypothesis = list(np.asarray(result.ids[i, : lengths[i]]))
+        (expected,) = sequence_log_probs(model, row, [hypothesis])
+        np.testing.assert_allclose(result.log_probs[i], expected, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(
+        result.scores, np.asarray(result.log_probs) / ((5.0 + lengths) / 6.0) ** alpha, rtol=1e-6
+    )
+
+
+def test_finished_hypotheses_stay_finished():
+    # After END this model would continue with word 3 (p = 1); the search must only pad.
+    rng = np.random.default_rng(0)
+    table = rng.normal(size=(7, 7)).astype("float32")
+    table[1, END_ID] = -1e4  # no empty translations, so that lengths differ
+    table[END_ID, :] = -1e4
+    table[END_ID, 3] = 0.0
+    model = toy_model(target_vocab=7, transition=table, mix=0.3)
+    for beam_size in (1, 4):
+        result = search(model, SOURCES, beam_size=beam_size, max_length_offset=6)
+        check_well_formed(result, len(SOURCES))
+        assert len(set(np.asarray(result.lengths))) > 1  # some ended while others continued
+
+
+def test_maximum_length_is_per_sentence_and_forces_end():
+    never_end = {prev: {3: 0.6, 4: 0.4} for prev in range(7)}  # END has p ~ 0
+    model = markov_model(never_end)
+    ratio, offset = 1.5, 2
+    result = beam_search(
+        model, SOURCES, beam_size=3, max_length_ratio=ratio, max_length_offset=offset
+    )
+    check_well_formed(result, len(SOURCES))
+    expected = [max_length(row, ratio, offset) for row in SOURCES]  # 8, 5, 7, 4
+    np.testing.assert_array_equal(result.lengths, expected)
+    assert result.ids.shape[1] == max(expected)
+
+
+def test_length_penalty_factor_is_gnmt():
+    lengths = np.array([1, 7, 20])
+    for alpha in (0.0, 0.6, 1.0, 2.0):
+        np.testing.assert_allclose(
+            length_penalty_factor(lengths, alpha), ((5.0 + lengths) / 6.0) ** alpha, rtol=1e-6
+        )
+    assert float(length_penalty_factor(7, 1.0)) == 2.0
+
+
+@pytest.mark.parametrize("beam_size", [1, 3])
+def test_tf_function_and_xla_match_eager(model, beam_size):
+    options = dict(beam_size=beam_size, length_penalty=0.6, max_length_offset=4)
+    eager = search(model, SOURCES, **options)
+    # search_function: a tf.function with input signature (None, None), for export.
+    traced_fn = search_function(model, **options)
+    traced = traced_fn(tf.constant(SOURCES))
+    compiled = search(model, SOURCES, jit_compile=True, **options)  # XLA
+    assert isinstance(traced, SearchResult) and isinstance(compiled, SearchResult)
+    for other in (traced, compiled):
+        np.testing.assert_array_equal(other.ids, eager.ids)
+        np.testing.assert_array_equal(other.lengths, eager.lengths)
+        np.testing.assert_allclose(other.scores, eager.scores, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(other.attention, eager.attention, atol=1e-5)
+    alone = traced_fn(tf.constant(SOURCES[3:, :1]))  # another shape: no retracing
+    assert len(traced_fn._list_all_concrete_functions()) == 1
+    np.testing.assert_array_equal(alone.ids[0], eager.ids[3, : alone.ids.shape[1]])
+
+
+def test_padding_and_batch_do_not_change_a_translation(model):
+    # (greedy: covered by test_beam_1_equals_a_plain_greedy_loop, sentence by sentence)
+    beam_size = 4
+    wide = np.pad(SOURCES, ((0, 0), (0, 3)))  # extra all-pad columns
+    batch = search(model, wide, beam_size=beam_size, length_penalty=0.5)
+    for i, row in enumerate(SOURCES):
+        n = source_length(row)
+        alone = search(model, row[None, :n], beam_size=beam_size, length_penalty=0.5)
+        t = alone.ids.shape[1]
+        np.testing.assert_array_equal(batch.ids[i, :t], alone.ids[0])
+        assert np.all(np.asarray(batch.ids[i, t:]) == PAD_ID)
+        np.testing.assert_allclose(batch.scores[i], alone.scores[0], rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(batch.attention[i, :t, :n], alone.attention[0], atol=1e-5)
+        assert np.all(np.asarray(batch.attention[i, :, n:]) == 0.0)
+
+
+def test_without_attention(model):
+    result = search(model, SOURCES, beam_size=2, return_attention=False, max_length_offset=3)
+    assert result.attention is None
+    with_attention = search(model, SOURCES, beam_size=2, max_length_offset=3)
+    np.testing.assert_array_equal(result.ids, with_attention.ids)
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(source_ids=[4, 5, 6]), "shape \\(batch, source_len\\)"),
+        (dict(source_ids=np.zeros((1, 2, 3), "int32")), "rank 3"),
+        (dict(source_ids=np.array([[4.0, 5.0]])), "integer"),
+        (dict(beam_size=0), "beam_size"),
+        (dict(beam_size=2.0), "beam_size"),
+        (dict(length_penalty=-1.0), "length_penalty"),
+        (dict(max_length_ratio=float("nan")), "max_length_ratio"),
+        (dict(max_length_offset=-1), "max_length_offset"),
+    ],
+)
+def test_bad_arguments_raise_value_error(model, kwargs, message):
+    arguments = dict(source_ids=SOURCES)
+    arguments.update(kwargs)
+    with pytest.raises(ValueError, match=message):
+        search(model, **arguments)
+
+
+def test_model_without_encoder_and_decoder_is_rejected():
+    import keras
+
+    inputs = keras.Input((None,), dtype="int32")
+    plain = keras.Model(inputs, keras.layers.Embedding(5, 2)(inputs))
+    with pytest.raises(ValueError, match="'encoder' and 'decoder'"):
+        search(plain, SOURCES)
