@@ -1,0 +1,162 @@
+"""Hyperparameter search over the attention variants and sizes of both papers (keras-tuner).
+
+    python recipes/tune.py --tuner bayesian --objective bleu --max-trials 20 --epochs 2 \
+        --size base --fix optimizer=adam --directory runs/tune
+
+The space (see `zoo.tuning.space`): attention (bahdanau, luong_global_{dot,general,concat,
+location}, luong_local_{m,p}_{dot,general}), local window D, input feeding, embedding and
+hidden sizes (around the --size preset), layers, dropout, optimizer and learning rate.
+Rerun the same command to resume: finished trials are kept, not repeated. At the end it
+prints the trials sorted by objective and writes <directory>/trials.csv,
+<directory>/objective_by_attention.png and <directory>/best/ (model.keras, tokenizers).
+"""
+
+import argparse
+import sys
+
+from zoo import tuning
+from zoo.tuning import space
+
+
+def parser():
+    p = argparse.ArgumentParser(
+        prog="recipes/tune.py",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "--data",
+        default="multi30k",
+        help="corpus: multi30k, anki-spa-eng, anki-fra-eng, a .tsv file, a file prefix or "
+        "tfds:NAME (see zoo.data.load_corpus; local files under $ZOO_DATA_DIR). "
+        "Default: multi30k.",
+    )
+    p.add_argument("--source-lang", default="de", help="source language code (default de).")
+    p.add_argument("--target-lang", default="en", help="target language code (default en).")
+    p.add_argument(
+        "--tuner",
+        choices=tuning.TUNERS,
+        default="random",
+        help="search algorithm: random search, Hyperband (needs --epochs >= 2: it compares "
+        "configurations after few epochs and trains the best longer) or Bayesian "
+        "optimisation (Gaussian process; needs scikit-learn). Default: random.",
+    )
+    p.add_argument(
+        "--objective",
+        choices=("loss", "bleu"),
+        default="loss",
+        help="what to optimise: loss = validation cross-entropy per token (minimised); bleu = "
+        "sacreBLEU (13a, cased) of greedy translations of the validation slice after each "
+        "trial's training (maximised). Default: loss.",
+    )
+    p.add_argument(
+        "--max-trials",
+        type=int,
+        default=10,
+        help="configurations to try in all, counting those of an earlier run in the same "
+        "--directory (default 10).",
+    )
+    p.add_argument(
+        "--epochs",
+        type=int,
+        default=1,
+        help="epochs per trial (Hyperband: the most a configuration gets). Default 1.",
+    )
+    p.add_argument(
+        "--steps-per-trial",
+        type=int,
+        default=None,
+        help="train each trial for this many batches in all (spread over --epochs) instead "
+        "of whole passes over the training data.",
+    )
+    p.add_argument(
+        "--size",
+        choices=space.SIZES,
+        default="base",
+        help="preset sizes the space is built around: embedding and hidden sizes are "
+        "searched at half, once and twice the preset's (tiny: 16/32, for tests; base: "
+        "256/512; paper: the papers'). Default: base.",
+    )
+    p.add_argument(
+        "--fix",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="hold one dimension fixed; repeatable. Names: "
+        + ", ".join(space.DIMENSIONS)
+        + ". E.g. --fix attention=luong_global_general --fix units=64 --fix "
+        "input_feeding=false. Attention values: " + ", ".join(space.ATTENTIONS) + ".",
+    )
+    p.add_argument(
+        "--directory",
+        default="runs/tune",
+        help="where the search is written and resumed from (default runs/tune).",
+    )
+    p.add_argument(
+        "--train-limit",
+        type=int,
+        default=None,
+        help="use only the first N training pairs (default: all).",
+    )
+    p.add_argument(
+        "--eval-limit",
+        type=int,
+        default=1000,
+        help="use only the first N validation pairs for the objective (default 1000).",
+    )
+    p.add_argument(
+        "--vocab-size",
+        type=int,
+        default=8000,
+        help="SentencePiece vocabulary size per language, trained on the training slice "
+        "(default 8000; use a few hundred with a small --train-limit).",
+    )
+    p.add_argument("--batch-size", type=int, default=64, help="sentence pairs per batch (64).")
+    p.add_argument(
+        "--max-length",
+        type=int,
+        default=50,
+        help="drop training pairs with a side longer than this many tokens (default 50).",
+    )
+    p.add_argument(
+        "--seed", type=int, default=0, help="seed of the tuner, data order and weights (0)."
+    )
+    p.add_argument("--quiet", action="store_true", help="no progress bars or trial summaries.")
+    return p
+
+
+def main(argv=None):
+    p = parser()
+    args = p.parse_args(argv)
+    try:
+        fixed = space.parse_fixed(args.fix)
+    except ValueError as error:
+        p.error(str(error))
+    for flag, value in (("--max-trials", args.max_trials), ("--epochs", args.epochs)):
+        if value < 1:
+            p.error(f"{flag} must be at least 1, got {value}.")
+    result = tuning.tune(
+        args.data,
+        args.source_lang,
+        args.target_lang,
+        tuner=args.tuner,
+        objective=args.objective,
+        max_trials=args.max_trials,
+        epochs=args.epochs,
+        steps_per_trial=args.steps_per_trial,
+        size=args.size,
+        fixed=fixed,
+        directory=args.directory,
+        train_limit=args.train_limit,
+        eval_limit=args.eval_limit,
+        seed=args.seed,
+        vocab_size=args.vocab_size,
+        batch_size=args.batch_size,
+        max_length=args.max_length,
+        verbose=0 if args.quiet else 1,
+    )
+    return 0 if result["rows"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
