@@ -1,0 +1,231 @@
+"""Decoding speed (sentences/s) of greedy and beam search on Multi30k test2016 (de->en).
+
+For each preset (untrained, built at `--size` with 8k SentencePiece vocabularies; or a
+trained output folder with `--model-dir`), each search (greedy, beam `--beam`) and each
+batch size: sentences per second through `zoo.translator.Translator.translate` (strings in,
+strings out, sentences sorted by length and batched) and through the SavedModel written by
+`Translator.export` (loaded with `tf.saved_model.load` and called as
+`loaded.translate(tf.constant(batch))` on the same length-sorted batches). Tracing and the
+first call of each function are excluded (one warm-up batch).
+
+An UNTRAINED model rarely emits END, so every sentence runs to its length limit
+(1.5 x source length + 10): the worst case. A trained model stops earlier; use
+`--model-dir` for the realistic figure. The mean output length is printed.
+
+    python bench/decode_speed.py                                   # ~8 min on 2 cores
+    python bench/decode_speed.py --model-dir runs/bahdanau --limit 1000 --batch-sizes 64
+"""
+
+import argparse
+import statistics
+import tempfile
+import time
+
+import common
+
+PEER_KEYS = {("greedy", 64): "decode_greedy_batch64", ("beam", 64): "decode_beam5_batch64"}
+PEER_KEYS.update({("greedy", 1): "decode_greedy_batch1", ("beam", 1): "decode_beam5_batch1"})
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(
+        description=__doc__.split("\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.add_argument(
+        "--presets",
+        default="bahdanau_rnnsearch,luong_global_general",
+        help="comma-separated preset names (zoo.models.presets()), NAME:nofeed for "
+        "input_feeding=False (default: %(default)s); ignored with --model-dir",
+    )
+    p.add_argument("--size", default="base", help="preset size: tiny, base, paper (default: base)")
+    p.add_argument(
+        "--precision",
+        default="float32",
+        help="Keras dtype policy: float32, mixed_float16, mixed_bfloat16 (default: float32)",
+    )
+    p.add_argument(
+        "--model-dir",
+        default=None,
+        help="a trained output folder (Translator.from_directory) instead of untrained presets",
+    )
+    p.add_argument(
+        "--batch-sizes",
+        default="1,32,64,128",
+        help="comma-separated batch sizes; 64 is the peer's (default: %(default)s)",
+    )
+    p.add_argument("--beam", type=int, default=5, help="beam size of the beam rows (default: 5)")
+    p.add_argument(
+        "--searches",
+        default="greedy,beam",
+        help="which searches: greedy, beam or both (default: %(default)s)",
+    )
+    p.add_argument(
+        "--paths",
+        default="translator,savedmodel",
+        help="translator (Translator.translate), savedmodel (exported, reloaded) "
+        "(default: %(default)s)",
+    )
+    p.add_argument(
+        "--limit",
+        type=int,
+        default=128,
+        help="sentences of test2016 (first N, of 1000) timed per row (default: 128)",
+    )
+    p.add_argument(
+        "--limit-batch1",
+        type=int,
+        default=16,
+        help="sentences timed at batch size 1 (slow: one search call each) (default: 16)",
+    )
+    p.add_argument(
+        "--vocab-size", type=int, default=8000, help="SentencePiece vocabularies (default: 8000)"
+    )
+    return p.parse_args(argv)
+
+
+def _split(text):
+    return [s.strip() for s in text.split(",") if s.strip()]
+
+
+def translators(args):
+    """Yields (label, Translator) per preset (untrained) or the one trained folder."""
+    import keras
+
+    import zoo.models
+    from zoo.training import set_precision
+    from zoo.translator import Translator
+
+    if args.model_dir:
+        yield args.model_dir, Translator.from_directory(args.model_dir)
+        return
+    # Seed first: keras.utils.set_random_seed (tf.random.set_seed) destroys the SentencePiece
+    # resources of tokenizers that exist already (NotFoundError ... SentencepieceOp).
+    keras.utils.set_random_seed(0)
+    source_tok, target_tok = common.tokenizers(args.vocab_size)
+    for spec in _split(args.presets):
+        name, _, flag = spec.partition(":")
+        overrides = {"input_feeding": False} if flag == "nofeed" else {}
+        set_precision(args.precision)
+        model = zoo.models.build(
+            name,
+            size=args.size,
+            source_vocab_size=source_tok.vocab_size,
+            target_vocab_size=target_tok.vocab_size,
+            **overrides,
+        )
+        yield f"{spec} (untrained)", Translator(model, source_tok, target_tok)
+
+
+def time_translator(translator, sentences, beam, batch):
+    translator.translate(sentences[:batch], beam_size=beam, batch_size=batch)  # trace, warm up
+    start = time.perf_counter()
+    translator.translate(sentences, beam_size=beam, batch_size=batch)
+    return time.perf_counter() - start, None
+
+
+def time_savedmodel(loaded, sentences, order, beam, batch):
+    import tensorflow as tf
+
+    endpoint = loaded.translate if beam > 1 else loaded.translate_greedy
+    batches = [[sentences[i] for i in order[s : s + batch]] for s in range(0, len(order), batch)]
+    endpoint(tf.constant(batches[0]))  # warm up
+    lengths = []
+    start = time.perf_counter()
+    for b in batches:
+        out = endpoint(tf.constant(b))
+        lengths += list(out["target_lengths"].numpy())
+    return time.perf_counter() - start, statistics.mean(int(x) for x in lengths)
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    import tensorflow as tf
+
+    from zoo.data import load_corpus
+    from zoo.export import load_exported
+
+    test = list(load_corpus("multi30k", "de", "en", "test2016").source)
+    batch_sizes = [int(b) for b in _split(args.batch_sizes)]
+    searches = [(s, args.beam if s == "beam" else 1) for s in _split(args.searches)]
+    paths = _split(args.paths)
+    rows = []
+    for label, translator in translators(args):
+        print(f"{label}: {translator.model.count_params():,} parameters", flush=True)
+        cases = []
+        for _, beam in searches:
+            for batch in batch_sizes:
+                n = min(args.limit_batch1 if batch == 1 else args.limit, len(test))
+                lengths = translator.source_lengths(test[:n])
+                order = sorted(range(n), key=lambda i: -int(lengths[i]))
+                cases.append((beam, batch, test[:n], order, float(lengths.mean())))
+        unknown = sorted(set(paths) - {"translator", "savedmodel"})
+        if unknown:
+            raise ValueError(f"Unknown path(s) {unknown}; use translator, savedmodel.")
+        loaded = None
+        # The Translator runs first: after export + tf.saved_model.load in the same process the
+        # original tokenizer's SentencePiece resource is gone (NotFoundError: Resource
+        # localhost/_0_SentencepieceOp/... does not exist), a bug reported to the lead.
+        for path in [p for p in ("translator", "savedmodel") if p in paths]:
+            if path == "savedmodel":
+                export_dir = tempfile.mkdtemp(prefix="zoo-decode-bench-")
+                start = time.perf_counter()
+                translator.export(export_dir, beam_size=args.beam, greedy=True)
+                loaded = load_exported(export_dir)
+                print(f"  exported + reloaded in {time.perf_counter() - start:.1f} s: {export_dir}")
+            for beam, batch, sentences, order, src_len in cases:
+                n = len(sentences)
+                if path == "translator":
+                    seconds, out_len = time_translator(translator, sentences, beam, batch)
+                else:
+                    seconds, out_len = time_savedmodel(loaded, sentences, order, beam, batch)
+                row = {
+                    "model": label,
+                    "search": "greedy" if beam == 1 else f"beam {beam}",
+                    "batch": batch,
+                    "path": path,
+                    "sentences": n,
+                    "seconds": seconds,
+                    "sent_per_s": n / seconds,
+                    "out_len": out_len,
+                    "src_len": src_len,
+                }
+                key = PEER_KEYS.get(("greedy" if beam == 1 else "beam", batch))
+                if key and beam in (1, 5):
+                    row["peer"] = common.PEER_README[key]
+                    row["vs_peer"] = row["sent_per_s"] / row["peer"]
+                rows.append(row)
+                print(
+                    f"  {row['search']:7s} batch {batch:4d} {path:10s}: "
+                    f"{row['sent_per_s']:7.1f} sentences/s ({n} in {seconds:.1f} s)",
+                    flush=True,
+                )
+        del loaded
+    print()
+    print(f"Multi30k test2016 de->en, size={args.size}, precision={args.precision}")
+    print(
+        common.table(
+            rows,
+            [
+                ("model", "model", None),
+                ("search", "search", None),
+                ("batch", "batch", "{}"),
+                ("path", "path", None),
+                ("sentences", "sentences", "{}"),
+                ("src_len", "mean src len", "{:.1f}"),
+                ("out_len", "mean out len", "{:.1f}"),
+                ("sent_per_s", "sent/s", "{:.1f}"),
+                ("peer", "peer (README)", "{:.1f}"),
+                ("vs_peer", "x peer", "{:.2f}"),
+            ],
+        )
+    )
+    print(
+        "peer figures: Joey NMT README (trained model, test2016, batch 64 / 1, 2-core CPU); "
+        "an untrained zoo model decodes to its length limit, the worst case."
+    )
+    del tf
+    return rows
+
+
+if __name__ == "__main__":
+    main()
