@@ -1,0 +1,121 @@
+"""Tests of zoo.export: the Translator's SavedModel, loaded in a process without zoo."""
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+from translator_toy import MIXED, toy_translator
+
+from zoo.export import METADATA_FILE, OUTPUT_KEYS
+
+# Runs in a fresh interpreter that imports only TensorFlow and tensorflow-text.
+LOADER = textwrap.dedent(
+    """
+    import json, sys
+    import tensorflow as tf
+    import tensorflow_text  # noqa: F401  (registers the tokenizer ops)
+
+    paths, sentences = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+    report = {}
+    for kind, path in paths.items():
+        m = tf.saved_model.load(path)
+        out = {"signatures": sorted(m.signatures)}
+        for name in ("translate", "translate_greedy"):
+            r = getattr(m, name)(tf.constant(sentences))
+            out[name] = {
+                "keys": sorted(r),
+                "translation": [x.decode() for x in r["translation"].numpy()],
+                "score": r["score"].numpy().tolist(),
+                "attention": r["attention"].numpy().tolist(),
+                "target_lengths": r["target_lengths"].numpy().tolist(),
+                "source_lengths": r["source_lengths"].numpy().tolist(),
+            }
+        default = m.signatures["serving_default"](sentences=tf.constant(sentences))
+        out["serving_default"] = [x.decode() for x in default["translation"].numpy()]
+        out["empty_batch"] = m.translate(tf.constant([], tf.string))["translation"].shape.as_list()
+        report[kind] = out
+    report["zoo_imported"] = "zoo" in sys.modules
+    print(json.dumps(report))
+    """
+)
+
+
+def _export(root, target_kind):
+    translator = toy_translator("luong_local_p_general", target_kind=target_kind, beam_size=2)
+    return translator, str(translator.export(root / target_kind))
+
+
+def _load_in_fresh_process(path):
+    done = subprocess.run(
+        [sys.executable, "-c", LOADER, json.dumps({"model": path}), json.dumps(MIXED)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+@pytest.fixture(scope="module")
+def exported(data_dir, tmp_path_factory):
+    """(translator, SavedModel path): SentencePiece source, word-level target, beam size 2."""
+    return _export(tmp_path_factory.mktemp("serving"), "word")
+
+
+@pytest.fixture(scope="module")
+def loaded(exported):
+    return _load_in_fresh_process(exported[1])
+
+
+def _check_same(translator, report):
+    assert report["signatures"] == ["serving_default", "translate", "translate_greedy"]
+    for name, beam_size in (("translate", 2), ("translate_greedy", 1)):
+        got = report[name]
+        assert got["keys"] == sorted(OUTPUT_KEYS)
+        expected = translator.translate_with_attention(MIXED, beam_size=beam_size)
+        assert got["translation"] == [t.translation for t in expected]
+        assert got["translation"] == translator.translate(MIXED, beam_size=beam_size)
+        np.testing.assert_allclose(got["score"], [t.score for t in expected], rtol=1e-5)
+        for i, t in enumerate(expected):
+            n, m = got["source_lengths"][i], got["target_lengths"][i]
+            assert (m, n) == t.weights.shape
+            np.testing.assert_allclose(
+                np.asarray(got["attention"][i])[:m, :n], t.weights, atol=1e-5
+            )
+    assert report["serving_default"] == report["translate"]["translation"]
+    assert report["translate"]["translation"][1:3] == ["", ""]
+    assert report["empty_batch"] == [0]
+
+
+def test_saved_model_runs_without_zoo(loaded):
+    assert loaded["zoo_imported"] is False
+
+
+def test_saved_model_matches_translator(exported, loaded):
+    translator, path = exported
+    _check_same(translator, loaded["model"])
+    metadata = json.loads(open(f"{path}/{METADATA_FILE}").read())
+    assert metadata["beam_size"] == 2
+    assert metadata["endpoints"] == {"translate": 2, "translate_greedy": 1}
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(
+    strict=True,
+    reason="tensorflow-text's SentencepieceTokenizer uses a kernel-owned resource: two "
+    "unnamed SentencePiece models in one SavedModel collapse into the first after loading. "
+    "Fix: zoo.text.SentencePieceTokenizer must pass a distinct name= (e.g. from a hash of "
+    "the model) to tf_text.SentencepieceTokenizer; then remove this mark.",
+)
+def test_saved_model_matches_translator_two_sentencepiece_models(data_dir, tmp_path):
+    translator, path = _export(tmp_path, "sentencepiece")
+    _check_same(translator, _load_in_fresh_process(path)["model"])
+
+
+def test_export_rejects_bad_beam_size(exported, tmp_path):
+    translator, _ = exported
+    with pytest.raises(ValueError, match="beam_size"):
+        translator.export(tmp_path / "x", beam_size=0)
