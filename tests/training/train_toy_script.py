@@ -34,9 +34,8 @@ from zoo import training  # noqa: E402
 
 strategy = training.make_strategy(args.strategy)
 tf.config.experimental.enable_op_determinism()
-keras.utils.set_random_seed(1234)
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from training_toy import toy_dataset, toy_model  # noqa: E402
+from training_toy import train_toy  # noqa: E402
 
 
 class Marker(keras.callbacks.Callback):
@@ -49,25 +48,15 @@ class Marker(keras.callbacks.Callback):
             time.sleep(0.2)
 
 
-with strategy.scope():
-    model = toy_model(dropout=args.dropout)
-    optimizer = (
-        training.make_optimizer("luong", steps_per_epoch=8)
-        if args.optimizer == "luong"
-        else training.make_optimizer(args.optimizer)
-    )
-summary = training.train(
-    model,
-    lambda epoch: toy_dataset(epoch, seed=7),
-    toy_dataset(0, seed=99, n=16, shuffle=False),
-    out_dir=args.out_dir,
-    optimizer=optimizer,
+summary, weights = train_toy(
+    args.out_dir,
+    strategy=strategy,
     epochs=args.epochs,
     max_steps=args.max_steps,
     checkpoint_every=args.checkpoint_every,
-    strategy=strategy,
+    optimizer=args.optimizer,
+    dropout=args.dropout,
     callbacks=[Marker()],
-    verbose=0,
 )
-np.save(args.weights, np.concatenate([np.ravel(w) for w in model.get_weights()]))
+np.save(args.weights, weights)
 print("SUMMARY", summary, flush=True)

@@ -11,7 +11,7 @@ from pathlib import Path
 import keras
 import numpy as np
 import pytest
-from training_toy import toy_dataset, toy_model
+from training_toy import toy_dataset, toy_model, train_toy
 
 from zoo import training
 
@@ -45,8 +45,8 @@ def _summary(stdout):
 
 
 def test_killed_run_resumes_to_the_same_weights(tmp_path):
-    # Uninterrupted reference: 3 epochs x 8 batches, checkpoints every 3 steps.
-    _run([tmp_path / "ref", "--weights", tmp_path / "ref.npy"])
+    # Uninterrupted reference, in this process: 3 epochs x 8 batches, checkpoint every 3 steps.
+    _, reference = train_toy(tmp_path / "ref")
     # Interrupted run: SIGKILL mid-epoch 2 after the checkpoint of step 12 was written.
     proc = subprocess.Popen(
         [
@@ -85,7 +85,9 @@ def test_killed_run_resumes_to_the_same_weights(tmp_path):
     summary = _summary(_run([tmp_path / "run", "--weights", tmp_path / "x.npy"]))
     assert summary["resumed_from_step"] == state["step"]
     assert summary["steps"] == 24
-    np.testing.assert_array_equal(np.load(tmp_path / "x.npy"), np.load(tmp_path / "ref.npy"))
+    # The reference ran in this process, without op determinism: equal up to float rounding
+    # (a replayed or skipped batch would differ by ~1e-3; see the bitwise in-process test below).
+    np.testing.assert_allclose(np.load(tmp_path / "x.npy"), reference, rtol=0, atol=1e-6)
 
 
 def _luong_run(out_dir, max_steps=None, resume=True):

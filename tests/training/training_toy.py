@@ -44,3 +44,44 @@ def toy_dataset(epoch=0, seed=0, n=64, batch_size=8, shuffle=True):
     if shuffle:
         ds = ds.shuffle(n, seed=seed + epoch, reshuffle_each_iteration=False)
     return ds.batch(batch_size)
+
+
+def train_toy(
+    out_dir,
+    *,
+    strategy=None,
+    epochs=3,
+    max_steps=None,
+    checkpoint_every=3,
+    optimizer="adam",
+    dropout=0.1,
+    callbacks=None,
+):
+    """The toy training job of the trainer tests (seed 1234, 8 batches per epoch).
+
+    Returns `(summary, weights)`, weights flattened into one float32 vector.
+    """
+    from zoo import training
+
+    strategy = strategy or tf.distribute.get_strategy()
+    keras.utils.set_random_seed(1234)
+    with strategy.scope():
+        model = toy_model(dropout=dropout)
+        if optimizer == "luong":
+            optimizer = training.make_optimizer("luong", steps_per_epoch=8)
+        else:
+            optimizer = training.make_optimizer(optimizer)
+    summary = training.train(
+        model,
+        lambda epoch: toy_dataset(epoch, seed=7),
+        toy_dataset(0, seed=99, n=16, shuffle=False),
+        out_dir=out_dir,
+        optimizer=optimizer,
+        epochs=epochs,
+        max_steps=max_steps,
+        checkpoint_every=checkpoint_every,
+        strategy=strategy,
+        callbacks=callbacks,
+        verbose=0,
+    )
+    return summary, np.concatenate([np.ravel(w) for w in model.get_weights()])
