@@ -58,3 +58,16 @@ def test_rejects_model_without_reserved_ids(train_en):
         SentencePieceTokenizer(model.getvalue())
     with pytest.raises(ValueError, match="bytes"):
         SentencePieceTokenizer("not bytes")
+
+
+def test_survives_global_seed_reset(train_en):
+    # tf.random.set_seed clears TensorFlow's kernel cache, which owns tensorflow-text's
+    # SentencePiece resource; the tokenizer must rebuild it rather than fail.
+    import keras
+
+    tok = SentencePieceTokenizer.train(train_en[:500], vocab_size=200)
+    before = tok.tokenize(["A dog runs."]).to_list()
+    keras.utils.set_random_seed(1)
+    assert tok.tokenize(["A dog runs."]).to_list() == before
+    keras.utils.set_random_seed(2)
+    assert tok.detokenize(tf.constant(before)).numpy().tolist() == [b"A dog runs."]

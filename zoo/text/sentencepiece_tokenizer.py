@@ -128,15 +128,31 @@ class SentencePieceTokenizer(Tokenizer):
     def vocab_size(self):
         return self._vocab_size
 
+    def _call_sp(self, method, *args):
+        """Runs `self._sp.<method>(*args)`, recreating a lost model resource once (eager).
+
+        tensorflow-text's SentencePiece model lives in a kernel-owned resource that
+        `tf.random.set_seed` (and so `keras.utils.set_random_seed`) destroys by clearing
+        TensorFlow's kernel cache. In eager mode the tokenizer rebuilds it and carries on;
+        inside a `tf.function` traced before the reset, seed first, then trace.
+        """
+        try:
+            return getattr(self._sp, method)(*args)
+        except tf.errors.NotFoundError:
+            if not tf.executing_eagerly():
+                raise
+            self._sp = tf_text.SentencepieceTokenizer(model=self.model_proto, out_type=tf.int32)
+            return getattr(self._sp, method)(*args)
+
     def id_to_token(self, ids):
         """Ids (any shape) -> their pieces (`tf.string`, same shape)."""
-        return self._sp.id_to_string(ids)
+        return self._call_sp("id_to_string", ids)
 
     def _tokenize(self, strings):
-        return self._sp.tokenize(strings)
+        return self._call_sp("tokenize", strings)
 
     def _detokenize(self, ids):
-        return self._sp.detokenize(ids)
+        return self._call_sp("detokenize", ids)
 
     def _save_files(self, directory):
         with open(os.path.join(directory, MODEL_FILE), "wb") as f:
