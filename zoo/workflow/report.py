@@ -196,6 +196,8 @@ def evaluate_and_report(
     files["attention_png"] = plot_attention_examples(
         out, translator, test.source, attention_plots, beam_size, say
     )
+    write_json(os.path.join(out, "translator.json"), translator.get_config())
+    files["translator_json"] = os.path.join(out, "translator.json")
     if export:
         serving = os.path.join(out, "serving")
         say(f"  exporting the translator (beam {beam_size}) to {serving}")

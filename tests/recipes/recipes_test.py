@@ -1,0 +1,149 @@
+"""Every recipe end to end at tiny size on a slice of Multi30k (the CI run of issue 5).
+
+Each recipe runs in this process through `runpy` (as `python recipes/<name>.py ...` would,
+without paying for TensorFlow's start-up nine times), then the test checks the output
+folder and translates with the exported SavedModel. One recipe also runs as a real
+subprocess to show that `--help` works from the command line.
+"""
+
+import json
+import os
+import runpy
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import tensorflow as tf
+import tensorflow_text  # noqa: F401  (registers the ops the exported tokenizers use)
+
+REPO = Path(__file__).resolve().parents[2]
+RECIPES = REPO / "recipes"
+NAMES = (
+    "bahdanau_rnnencdec",
+    "bahdanau_rnnsearch",
+    "luong_base",
+    "luong_global_dot",
+    "luong_global_general",
+    "luong_global_concat",
+    "luong_global_location",
+    "luong_local_dot",
+    "luong_local_general",
+)
+ATTENTION_FREE = {"bahdanau_rnnencdec", "luong_base"}
+# Small enough for CI: 5 steps of 16 pairs (paper optimizer), 6 test sentences,
+# SentencePiece vocabularies of at most 500 pieces.
+QUICK = [
+    "--size", "tiny", "--max-steps", "5", "--train-limit", "96", "--eval-limit", "6",
+    "--vocab-size", "500", "--batch-size", "16", "--beam-size", "2",
+    "--eval-batch-size", "8", "--attention-plots", "1",
+]  # fmt: skip
+
+
+def run_recipe(name, out, *extra):
+    """Runs recipes/<name>.py in-process with `argv` and returns its metrics.json."""
+    argv = sys.argv
+    sys.argv = [str(RECIPES / f"{name}.py"), *QUICK, "--out", str(out), *extra]
+    try:
+        runpy.run_path(str(RECIPES / f"{name}.py"), run_name="__main__")
+    finally:
+        sys.argv = argv
+    with open(out / "metrics.json", encoding="utf-8") as f:
+        return json.load(f)
+
+
+def test_every_recipe_is_tested():
+    assert sorted(p.stem for p in RECIPES.glob("*.py")) == sorted(NAMES)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_recipe_trains_evaluates_and_exports(name, data_dir, tmp_path, capsys):
+    out = tmp_path / name
+    metrics = run_recipe(name, out)
+
+    # metrics.json: the scores with their signatures, for greedy and beam search.
+    for key in ("bleu", "chrf", "bleu_greedy", "chrf_greedy", "ppl", "tokens_per_s"):
+        assert np.isfinite(metrics[key]), (key, metrics[key])
+    assert metrics["bleu_signature"].startswith("nrefs:1|case:mixed|eff:no|tok:13a")
+    assert metrics["chrf_signature"].startswith("nrefs:1|case:mixed")
+    assert metrics["steps"] == 5 and metrics["training"]["steps"] == 5
+    assert metrics["beam"]["beam_size"] == 2 and metrics["greedy"]["beam_size"] == 1
+    assert metrics["greedy"]["sentences"] + metrics["test_left_out"] == 6
+    assert metrics["recipe"] == name and metrics["size"] == "tiny"
+
+    # The files a user gets.
+    for path in (
+        "model.keras",
+        "source_tokenizer",
+        "target_tokenizer",
+        "vocab.de.txt",
+        "vocab.en.txt",
+        "translator.json",
+        "run.json",
+        "bleu_by_length.png",
+        "bleu_by_length.tsv",
+        "bleu_by_length.md",
+        "translations.test2016.greedy.txt",
+        "translations.test2016.beam.txt",
+        "serving/saved_model.pb",
+    ):
+        assert (out / path).exists(), path
+    assert any((out / "logs" / "train").iterdir()), "no TensorBoard events"
+    assert any((out / "checkpoints").iterdir()), "no checkpoint"
+    vocab = (out / "vocab.en.txt").read_text(encoding="utf-8").splitlines()
+    assert 4 < len(vocab) <= 500
+    table = (out / "bleu_by_length.tsv").read_text(encoding="utf-8").splitlines()
+    assert table[0].split("\t") == ["source_length", "sentences", "bleu_greedy", "bleu_beam2"]
+    assert sum(int(row.split("\t")[1]) for row in table[1:]) == metrics["greedy"]["sentences"]
+    hypotheses = (out / "translations.test2016.beam.txt").read_text(encoding="utf-8")
+    assert len(hypotheses.splitlines()) == metrics["beam"]["sentences"]
+    heatmaps = sorted(out.glob("attention_*.png"))
+    assert len(heatmaps) == (0 if name in ATTENTION_FREE else 1)
+
+    # The SavedModel translates on its own, like the Translator did with beam 2.
+    serving = tf.saved_model.load(str(out / "serving"))
+    sources = ["Ein Hund rennt im Park.", "Zwei Männer spielen Fußball."]
+    result = serving.translate(tf.constant(sources))
+    assert result["translation"].shape == (2,)
+    assert result["translation"].dtype == tf.string
+
+    summary = capsys.readouterr().out.strip().splitlines()[-1]
+    assert summary.startswith(f"{name}: BLEU ") and str(out) in summary
+
+
+def test_plain_rerun_resumes_and_changed_settings_are_refused(data_dir, tmp_path, capsys):
+    out = tmp_path / "run"
+    first = run_recipe("luong_base", out, "--max-steps", "3", "--no-export")
+    assert first["steps"] == 3
+    second = run_recipe("luong_base", out, "--max-steps", "5", "--no-export")
+    assert second["steps"] == 5
+    assert second["training"]["resumed_from_step"] == 3
+    assert "Resuming from step 3" in capsys.readouterr().out
+    with pytest.raises(ValueError, match="other settings.*dropout"):
+        run_recipe("luong_base", out, "--dropout", "0.5", "--no-export")
+
+
+def test_help_from_the_command_line():
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+    result = subprocess.run(
+        [sys.executable, str(RECIPES / "luong_local_general.py"), "--help"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env=env,
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    text = result.stdout
+    for flag in (
+        "--data", "--source-lang", "--target-lang", "--size", "--epochs", "--max-steps",
+        "--batch-size", "--precision", "--strategy", "--out", "--resume", "--seed",
+        "--beam-size", "--optimizer", "--no-input-feeding", "--dropout", "--reverse-source",
+        "--window", "--vocab-size", "--tokenizer", "--max-length", "--train-limit",
+        "--eval-limit", "--checkpoint-every", "--mode", "ZOO_DATA_DIR",
+    ):  # fmt: skip
+        assert flag in text, flag
+    assert "SGD at learning rate 1.0" in " ".join(text.split())  # the paper optimizer
+    assert "saved_models/luong_local_general/" in text
