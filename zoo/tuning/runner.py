@@ -26,6 +26,7 @@ import importlib.util
 import json
 import math
 import os
+import warnings
 from pathlib import Path
 
 import keras
@@ -89,7 +90,10 @@ def make_tuner(kind, hypermodel, directory, *, max_trials, epochs=1, seed=0, ver
                 f"epochs >= 2, got {epochs}. (With --steps-per-trial, an epoch is "
                 "steps_per_trial / epochs steps.)"
             )
-        tuner = keras_tuner.Hyperband(max_epochs=epochs, factor=3, **common)
+        # As many Hyperband iterations as it takes to reach max_trials.
+        tuner = keras_tuner.Hyperband(
+            max_epochs=epochs, factor=3, hyperband_iterations=max_trials, **common
+        )
         tuner.oracle.max_trials = max_trials
     tuner.oracle.verbose = verbose
     if importlib.util.find_spec("tensorboard") is None:
@@ -137,7 +141,10 @@ def export_best(tuner, hypermodel, out_dir):
     Returns the path of `model.keras`.
     """
     trial = tuner.oracle.get_best_trials(1)[0]
-    trained = tuner.load_model(trial)
+    with warnings.catch_warnings():
+        # The trial's checkpoint holds optimizer variables too; only the weights are needed.
+        warnings.filterwarnings("ignore", message="Skipping variable loading for optimizer")
+        trained = tuner.load_model(trial)
     values = hypermodel.values(trial.hyperparameters.copy())
     model = hypermodel.build_model(values, compile=False)
     model.set_weights(trained.get_weights())

@@ -181,6 +181,7 @@ class TranslationHyperModel(keras_tuner.HyperModel):
             steps_per_epoch=steps_per_epoch,
             initial_epoch=initial_epoch,
             callbacks=callbacks,
+            shuffle=False,  # make_dataset shuffles
             verbose=self.verbose if verbose is None else verbose,
         )
         stats = training.evaluate(model, validation_data)
