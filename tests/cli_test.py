@@ -17,7 +17,8 @@ def model_dir(data_dir, tmp_path_factory):
     """An output folder (model.keras, tokenizers, translator.json) and its translations."""
     directory = tmp_path_factory.mktemp("model")
     translator = toy_translator("bahdanau_rnnsearch", beam_size=2)
-    translator.save(directory, serving=False)
+    metadata = {"data": "multi30k", "source_lang": "de", "target_lang": "fr"}
+    translator.save(directory, serving=False, metadata=metadata)
     return directory, translator
 
 
@@ -59,6 +60,12 @@ def test_evaluate_writes_scores(model_dir, capsys, tmp_path):
     out = capsys.readouterr().out
     result = json.loads(output.read_text())
     assert result["sentences"] == 6 and result["split"] == "test2016"
+    # --source-lang/--target-lang default to the languages in translator.json.
+    assert (result["data"], result["source_lang"], result["target_lang"]) == (
+        "multi30k",
+        "de",
+        "fr",
+    )
     assert result["beam_size"] == 1
     assert f"BLEU = {result['bleu']:.2f}  {result['bleu_signature']}" in out
     assert result["chrf_signature"] in out

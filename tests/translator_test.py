@@ -133,6 +133,8 @@ def test_save_and_from_directory(translator, mixed_outputs, tmp_path):
     assert loaded.get_config() == translator.get_config()
     assert loaded.translate(MIXED) == mixed_outputs
     assert Translator.from_directory(tmp_path, beam_size=3).beam_size == 3
+    with pytest.raises(ValueError, match="search settings"):
+        translator.save(tmp_path / "other", serving=False, metadata={"beam_size": 4})
     with pytest.raises(ValueError, match="Unknown Translator setting"):
         Translator.from_directory(tmp_path, beam=3)
     with pytest.raises(ValueError, match="not a zoo output folder"):

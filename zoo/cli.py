@@ -14,6 +14,8 @@ import json
 import os
 import sys
 
+EVALUATE_DEFAULTS = {"data": "multi30k", "source_lang": "de", "target_lang": "en"}
+
 
 def _add_search_flags(parser):
     parser.add_argument(
@@ -81,18 +83,22 @@ def build_parser():
     evaluate.add_argument("model_dir", metavar="MODEL_DIR", help="a zoo output folder")
     evaluate.add_argument(
         "--data",
-        default="multi30k",
+        default=None,
         help="corpus: multi30k, anki-spa-eng, anki-fra-eng, a .tsv file, a file prefix or "
-        "tfds:NAME (default: %(default)s)",
+        "tfds:NAME (default: 'data' in MODEL_DIR/translator.json, else multi30k)",
     )
     evaluate.add_argument(
         "--split", default="test2016", help="split to translate (default: %(default)s)"
     )
     evaluate.add_argument(
-        "--source-lang", default="de", help="source language code (default: %(default)s)"
+        "--source-lang",
+        default=None,
+        help="source language code (default: MODEL_DIR/translator.json, else de)",
     )
     evaluate.add_argument(
-        "--target-lang", default="en", help="target language code (default: %(default)s)"
+        "--target-lang",
+        default=None,
+        help="target language code (default: MODEL_DIR/translator.json, else en)",
     )
     evaluate.add_argument(
         "--limit", type=int, default=None, help="only the first N sentence pairs (default: all)"
@@ -180,6 +186,10 @@ def run_evaluate(args, out=None):
     if args.limit is not None and args.limit < 1:
         raise ValueError(f"--limit must be a positive int, received {args.limit}.")
     translator = _load(args)
+    metadata = translator.read_metadata(args.model_dir)
+    for key, fallback in EVALUATE_DEFAULTS.items():
+        if getattr(args, key) is None:
+            setattr(args, key, metadata.get(key, fallback))
     corpus = load_corpus(args.data, args.source_lang, args.target_lang, args.split)
     if args.limit is not None:
         corpus = corpus.take(args.limit)

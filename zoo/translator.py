@@ -10,7 +10,8 @@ Output folder layout (written by `Translator.save`, read by `Translator.from_dir
     <out>/model.keras          the model (keras.saving, safe_mode=True loads it)
     <out>/source_tokenizer/    `Tokenizer.save` of the source side
     <out>/target_tokenizer/    `Tokenizer.save` of the target side
-    <out>/translator.json      search settings (beam_size, length_penalty, ...)
+    <out>/translator.json      search settings (beam_size, length_penalty, ...) and optional
+                               metadata (data, source_lang, target_lang, ...)
     <out>/serving/             the SavedModel written by `Translator.export`
 
 Input rules (the same in the SavedModel):
@@ -325,21 +326,38 @@ class Translator:
 
         return export_translator(self, path, beam_size=beam_size, greedy=greedy, verbose=verbose)
 
-    def save(self, directory, serving=True):
+    def save(self, directory, serving=True, metadata=None):
         """Writes the output-folder layout of the module docstring to `directory`:
         model.keras, source_tokenizer/, target_tokenizer/, translator.json and (with
-        `serving=True`) serving/. Returns `directory`."""
+        `serving=True`) serving/. Returns `directory`.
+
+        `metadata`: extra JSON-serialisable keys for translator.json, e.g.
+        `{"data": "multi30k", "source_lang": "de", "target_lang": "en"}`, which
+        `python -m zoo evaluate` uses as its defaults (see `read_metadata`)."""
         directory = os.fspath(directory)
+        metadata = dict(metadata or {})
+        clash = sorted(set(metadata) & set(_SETTINGS))
+        if clash:
+            raise ValueError(f"metadata must not set the search settings {clash}.")
         os.makedirs(directory, exist_ok=True)
         self.model.save(os.path.join(directory, MODEL_FILE))
         self.source_tokenizer.save(os.path.join(directory, SOURCE_TOKENIZER_DIR))
         self.target_tokenizer.save(os.path.join(directory, TARGET_TOKENIZER_DIR))
         with open(os.path.join(directory, CONFIG_FILE), "w", encoding="utf-8") as f:
-            json.dump(self.get_config(), f, indent=2)
+            json.dump({**metadata, **self.get_config()}, f, indent=2, ensure_ascii=False)
             f.write("\n")
         if serving:
             self.export(os.path.join(directory, SERVING_DIR))
         return directory
+
+    @staticmethod
+    def read_metadata(directory):
+        """The contents of `<directory>/translator.json` as a dict ({} when absent)."""
+        path = os.path.join(os.fspath(directory), CONFIG_FILE)
+        if not os.path.isfile(path):
+            return {}
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
 
     @classmethod
     def from_directory(cls, directory, model_file=MODEL_FILE, **overrides):
@@ -374,11 +392,7 @@ class Translator:
                 f"{directory} is not a zoo output folder: missing {missing} (expected "
                 f"{MODEL_FILE}, {SOURCE_TOKENIZER_DIR}/ and {TARGET_TOKENIZER_DIR}/)."
             )
-        settings = {}
-        config_path = os.path.join(directory, CONFIG_FILE)
-        if os.path.isfile(config_path):
-            with open(config_path, encoding="utf-8") as f:
-                settings = {k: v for k, v in json.load(f).items() if k in _SETTINGS}
+        settings = {k: v for k, v in cls.read_metadata(directory).items() if k in _SETTINGS}
         settings.update(overrides)
         model = keras.saving.load_model(model_path, compile=False, safe_mode=True)
         return cls(
