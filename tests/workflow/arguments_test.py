@@ -1,0 +1,76 @@
+"""zoo.workflow.arguments: the shared command line and the preset switches."""
+
+import argparse
+
+import pytest
+
+from zoo.models import preset_arguments
+from zoo.workflow import add_mode_argument, hyperparameters, make_parser, resolve_defaults
+
+
+def parse(argv, recipe="luong_global_dot", family="luong", **kwargs):
+    parser = make_parser(recipe, family, **kwargs)
+    add_mode_argument(parser)
+    return resolve_defaults(parser.parse_args(argv))
+
+
+def test_paper_defaults_per_family():
+    luong = parse([])
+    assert (luong.source_lang, luong.target_lang, luong.test_split) == ("de", "en", "test2016")
+    assert (luong.optimizer, luong.epochs, luong.batch_size) == ("luong", 12, 128)
+    assert luong.out.replace("\\", "/") == "saved_models/luong_global_dot"
+    assert luong.resume and luong.beam_size == 5 and luong.mode == "predictive"
+    bahdanau = resolve_defaults(make_parser("bahdanau_rnnsearch", "bahdanau").parse_args([]))
+    assert (bahdanau.optimizer, bahdanau.epochs, bahdanau.batch_size) == ("bahdanau", 10, 80)
+
+
+def test_languages_follow_the_corpus_and_either_flag():
+    assert (parse(["--data", "anki-spa-eng"]).target_lang) == "es"
+    reverse = parse(["--data", "anki-spa-eng", "--source-lang", "es"])
+    assert (reverse.source_lang, reverse.target_lang, reverse.test_split) == ("es", "en", "test")
+    assert parse(["--target-lang", "de"]).source_lang == "en"
+    with pytest.raises(ValueError, match="--source-lang and --target-lang"):
+        parse(["--data", "pairs.tsv"])
+    tsv = parse(["--data", "pairs.tsv", "--source-lang", "x", "--target-lang", "y"])
+    assert (tsv.source_lang, tsv.target_lang) == ("x", "y")
+
+
+def test_explicit_optimizer_and_no_resume():
+    args = parse(["--optimizer", "adam", "--no-resume", "--out", "o"])
+    assert (args.optimizer, args.resume, args.out) == ("adam", False, "o")
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["--dropout", "1.0"], ["--window", "0"], ["--size", "huge"], ["--max-steps", "-1"]],
+)
+def test_bad_values_are_refused(argv, capsys):
+    with pytest.raises(SystemExit):
+        parse(argv)
+    assert "error" in capsys.readouterr().err
+
+
+def test_bahdanau_recipes_have_no_luong_switches(capsys):
+    parser = make_parser("bahdanau_rnnsearch", "bahdanau")
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--dropout", "0.3"])
+    with pytest.raises(ValueError, match="family"):
+        make_parser("x", "transformer")
+    with pytest.raises(ValueError, match="switch"):
+        make_parser("x", "luong", switches=("dropout", "attention"))
+
+
+def test_hyperparameters_are_the_preset_with_given_switches():
+    args = parse(["--size", "tiny"])
+    assert hyperparameters(args, "luong_global_dot") == preset_arguments("luong_global_dot", "tiny")
+    args = parse(["--size", "tiny", "--dropout", "0", "--no-input-feeding", "--window", "3",
+                  "--no-reverse-source"])  # fmt: skip
+    expected = preset_arguments("luong_local_p_general", "tiny")
+    expected.update(dropout=0.0, input_feeding=False, window=3, reverse_source=False)
+    assert hyperparameters(args, "luong_local_p_general") == expected
+
+
+def test_a_switch_the_preset_lacks_is_an_error():
+    args = argparse.Namespace(size="tiny", dropout=0.3)
+    with pytest.raises(ValueError, match="--dropout does not apply"):
+        hyperparameters(args, "bahdanau_rnnsearch")

@@ -1,0 +1,30 @@
+"""zoo.workflow.report: the files written after training."""
+
+import json
+import math
+
+from zoo.evaluation import bleu_by_length
+from zoo.workflow.report import write_bleu_by_length, write_json
+
+
+def test_bleu_by_length_table_has_one_column_per_system(tmp_path):
+    sources = ["a b c", "a b c d e f g h i j k l", "x y"]
+    references = ["one two three four five", "the cat sat on the mat today", "hello big wide world"]
+    greedy = bleu_by_length(sources, ["one two three", "a cat", "hi there"], references)
+    beam = bleu_by_length(sources, references, references)
+    write_bleu_by_length(str(tmp_path), {"greedy": greedy, "beam5": beam})
+    rows = (tmp_path / "bleu_by_length.tsv").read_text().splitlines()
+    assert rows[0].split("\t") == ["source_length", "sentences", "bleu_greedy", "bleu_beam5"]
+    first = rows[1].split("\t")
+    assert first[:2] == ["0-9", "2"]
+    assert float(first[3]) == 100.0 and float(first[2]) == round(greedy[0]["bleu"], 2)
+    assert rows[2].split("\t") == ["10-19", "1", f"{greedy[1]['bleu']:.2f}", "100.00"]
+    assert rows[3].split("\t") == ["20-29", "0", "", ""]
+    md = (tmp_path / "bleu_by_length.md").read_text().splitlines()
+    assert md[0].startswith("| source length") and md[4] == "| 20-29 | 0 | - | - |"
+
+
+def test_write_json_stores_non_finite_numbers_as_null(tmp_path):
+    path = tmp_path / "m.json"
+    write_json(str(path), {"ppl": math.inf, "loss": math.nan, "bleu": 12.5, "rows": [1.0]})
+    assert json.loads(path.read_text()) == {"ppl": None, "loss": None, "bleu": 12.5, "rows": [1.0]}
