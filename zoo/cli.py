@@ -58,7 +58,12 @@ def build_parser():
         description="Translate the SENTENCE arguments, or standard input line by line when none "
         "is given (one translation per line, in order; empty lines give empty lines).",
     )
-    translate.add_argument("model_dir", metavar="MODEL_DIR", help="a zoo output folder")
+    translate.add_argument(
+        "model_dir",
+        metavar="MODEL_DIR",
+        help="a zoo output folder, or its serving/ SavedModel (beam size fixed at export; "
+        "--beam-size 1 uses its greedy endpoint)",
+    )
     translate.add_argument(
         "sentences", metavar="SENTENCE", nargs="*", help="sentences to translate (default: stdin)"
     )
@@ -128,9 +133,24 @@ def _overrides(args):
     }
 
 
+def _is_saved_model(directory):
+    return os.path.isfile(os.path.join(directory, "saved_model.pb"))
+
+
 def _load(args):
     from zoo.translator import Translator
 
+    if _is_saved_model(args.model_dir):
+        from zoo.export import SavedModelTranslator
+
+        if args.command != "translate":
+            raise ValueError(
+                f"{args.model_dir} is a SavedModel; `evaluate` needs the output folder that "
+                "holds model.keras (usually its parent)."
+            )
+        if args.length_penalty is not None:
+            raise ValueError("--length-penalty is fixed in a SavedModel (set at export time).")
+        return SavedModelTranslator(args.model_dir, batch_size=args.batch_size or 64)
     return Translator.from_directory(args.model_dir, model_file=args.model_file, **_overrides(args))
 
 
@@ -150,10 +170,10 @@ def _stdin_batches(stream, batch_size):
 
 def _print_translations(translator, sentences, args, out, counter):
     if not (args.attention or args.plot_dir):
-        for text in translator.translate(sentences):
+        for text in translator.translate(sentences, beam_size=args.beam_size):
             print(text, file=out, flush=True)
         return
-    for t in translator.translate_with_attention(sentences):
+    for t in translator.translate_with_attention(sentences, beam_size=args.beam_size):
         counter[0] += 1
         print(t.translation, file=out)
         if args.attention:

@@ -84,6 +84,20 @@ def _text(value):
     return value.decode("utf-8") if isinstance(value, bytes) else str(value)
 
 
+def to_translation(sentence, outputs):
+    """A `Translation` from one row of `Translator.graph_translate`'s outputs (NumPy values
+    of one sentence), cropped to its real source and target tokens."""
+    n, t = int(outputs["source_lengths"]), int(outputs["target_lengths"])
+    return Translation(
+        source=sentence,
+        translation=_text(outputs["translation"]),
+        score=float(outputs["score"]),
+        source_tokens=[_text(x) for x in outputs["source_tokens"][:n]],
+        target_tokens=[_text(x) for x in outputs["target_tokens"][:t]],
+        weights=np.asarray(outputs["attention"][:t, :n], dtype=np.float32),
+    )
+
+
 class Translator:
     """Translates lists of sentences with a `zoo` model and its source/target tokenizers.
 
@@ -301,20 +315,7 @@ class Translator:
         """Like `translate`, but returns a `zoo.translation.Translation` per sentence (text,
         score, source/target pieces and the attention matrix, cropped to the real tokens)."""
         sentences, outputs = self._run(sentences, beam_size, batch_size, progress)
-        translations = []
-        for sentence, out in zip(sentences, outputs, strict=True):
-            n, t = int(out["source_lengths"]), int(out["target_lengths"])
-            translations.append(
-                Translation(
-                    source=sentence,
-                    translation=_text(out["translation"]),
-                    score=float(out["score"]),
-                    source_tokens=[_text(x) for x in out["source_tokens"][:n]],
-                    target_tokens=[_text(x) for x in out["target_tokens"][:t]],
-                    weights=np.asarray(out["attention"][:t, :n], dtype=np.float32),
-                )
-            )
-        return translations
+        return [to_translation(s, out) for s, out in zip(sentences, outputs, strict=True)]
 
     # -- files -------------------------------------------------------------------------------
     def export(self, path, beam_size=None, greedy=True, verbose=False):

@@ -119,3 +119,29 @@ def test_export_rejects_bad_beam_size(exported, tmp_path):
     translator, _ = exported
     with pytest.raises(ValueError, match="beam_size"):
         translator.export(tmp_path / "x", beam_size=0)
+
+
+def test_saved_model_translator_and_cli(exported, capsys):
+    """zoo.export.SavedModelTranslator (and `python -m zoo translate SERVING_DIR`) give the
+    Translator's output, in order, over sorted batches."""
+    from zoo import cli
+    from zoo.export import SavedModelTranslator
+
+    translator, path = exported
+    serving = SavedModelTranslator(path, batch_size=3)
+    assert serving.beam_size == 2
+    assert serving.translate(MIXED) == translator.translate(MIXED)
+    assert serving.translate(MIXED, beam_size=1) == translator.translate(MIXED, beam_size=1)
+    got = serving.translate_with_attention(MIXED[:2])
+    expected = translator.translate_with_attention(MIXED[:2])
+    for g, e in zip(got, expected, strict=True):
+        assert (g.source, g.translation, g.target_tokens) == (
+            e.source,
+            e.translation,
+            e.target_tokens,
+        )
+        np.testing.assert_allclose(g.weights, e.weights, atol=1e-5)
+    with pytest.raises(ValueError, match="exported with beam size 2"):
+        serving.translate(MIXED, beam_size=3)
+    assert cli.main(["translate", path, MIXED[0], MIXED[1]]) == 0
+    assert capsys.readouterr().out.split("\n")[:2] == translator.translate(MIXED[:2])

@@ -6,5 +6,12 @@ from zoo.export.saved_model import (
     export_translator,
     load_exported,
 )
+from zoo.export.saved_model_translator import SavedModelTranslator
 
-__all__ = ["METADATA_FILE", "OUTPUT_KEYS", "export_translator", "load_exported"]
+__all__ = [
+    "METADATA_FILE",
+    "OUTPUT_KEYS",
+    "SavedModelTranslator",
+    "export_translator",
+    "load_exported",
+]

@@ -1,0 +1,84 @@
+"""`SavedModelTranslator`: the `Translator` interface over an exported SavedModel."""
+
+import json
+import os
+
+import numpy as np
+import tensorflow as tf
+
+from zoo.export.saved_model import METADATA_FILE, load_exported
+from zoo.translator import _check_sentences, to_translation
+
+
+class SavedModelTranslator:
+    """Translates with a SavedModel written by `Translator.export` (e.g. `<out>/serving`).
+
+    Offers `translate` and `translate_with_attention` like `zoo.translator.Translator`, but
+    the beam size is the one chosen at export time: `beam_size=None` or that size uses the
+    `translate` endpoint, `beam_size=1` the `translate_greedy` endpoint (when exported);
+    any other size raises ValueError.
+
+    Args:
+        path: the SavedModel folder.
+        batch_size: sentences per call of the endpoint.
+
+    Example:
+        >>> serving = SavedModelTranslator("saved_models/luong_local_general/serving")
+        >>> serving.translate(["Ein Hund rennt."])  # doctest: +SKIP
+        ['A dog is running.']
+    """
+
+    def __init__(self, path, batch_size=64):
+        path = os.fspath(path)
+        if not os.path.isfile(os.path.join(path, "saved_model.pb")):
+            raise ValueError(f"{path} is not a SavedModel folder (no saved_model.pb).")
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise ValueError(f"batch_size must be an int >= 1, received {batch_size!r}.")
+        self.path = path
+        self.batch_size = batch_size
+        self.metadata = {}
+        metadata_path = os.path.join(path, METADATA_FILE)
+        if os.path.isfile(metadata_path):
+            with open(metadata_path, encoding="utf-8") as f:
+                self.metadata = json.load(f)
+        self.loaded = load_exported(path)
+        self.beam_size = self.metadata.get("beam_size")
+
+    def _endpoint(self, beam_size):
+        if beam_size is None or beam_size == self.beam_size:
+            return self.loaded.translate
+        if beam_size == 1 and hasattr(self.loaded, "translate_greedy"):
+            return self.loaded.translate_greedy
+        raise ValueError(
+            f"This SavedModel was exported with beam size {self.beam_size} (and greedy search "
+            f"if translate_greedy exists); received beam_size={beam_size!r}. Use the model "
+            "folder (Translator.from_directory) for other beam sizes."
+        )
+
+    def _run(self, sentences, beam_size, batch_size, progress):
+        from tqdm.auto import tqdm
+
+        sentences = _check_sentences(sentences)
+        endpoint = self._endpoint(beam_size)
+        batch_size = batch_size or self.batch_size
+        order = sorted(range(len(sentences)), key=lambda i: -len(sentences[i]))
+        outputs = [None] * len(sentences)
+        with tqdm(total=len(sentences), unit="sent", desc="translate", disable=not progress) as bar:
+            for start in range(0, len(order), batch_size):
+                batch = order[start : start + batch_size]
+                result = endpoint(tf.constant([sentences[i] for i in batch], tf.string))
+                result = {key: np.asarray(value) for key, value in result.items()}
+                for row, index in enumerate(batch):
+                    outputs[index] = {key: value[row] for key, value in result.items()}
+                bar.update(len(batch))
+        return sentences, outputs
+
+    def translate(self, sentences, beam_size=None, batch_size=None, progress=False):
+        """Translates a list of str; returns a list of str in input order."""
+        _, outputs = self._run(sentences, beam_size, batch_size, progress)
+        return [to_translation("", out).translation for out in outputs]
+
+    def translate_with_attention(self, sentences, beam_size=None, batch_size=None, progress=False):
+        """Like `Translator.translate_with_attention`: a `Translation` per sentence."""
+        sentences, outputs = self._run(sentences, beam_size, batch_size, progress)
+        return [to_translation(s, out) for s, out in zip(sentences, outputs, strict=True)]
