@@ -54,7 +54,9 @@ def run_recipe(name, out, *extra):
 
 
 def test_every_recipe_is_tested():
-    assert sorted(p.stem for p in RECIPES.glob("*.py")) == sorted(NAMES)
+    """Every script that runs the shared workflow (one per paper configuration) is here."""
+    workflows = [p.stem for p in RECIPES.glob("*.py") if "zoo.workflow.main(" in p.read_text()]
+    assert sorted(workflows) == sorted(NAMES)
 
 
 @pytest.mark.parametrize("name", NAMES)
