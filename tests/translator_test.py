@@ -92,6 +92,15 @@ def test_greedy_is_beam_one(translator):
     assert translator.translate(sentences, beam_size=1) == [x.decode() for x in texts]
 
 
+def test_survives_seed_reset(translator, mixed_outputs):
+    """keras.utils.set_random_seed clears TF's kernel cache (freeing tensorflow-text's
+    SentencePiece resources) after the graph was traced: translating still works."""
+    import keras
+
+    keras.utils.set_random_seed(1)
+    assert translator.translate(MIXED) == mixed_outputs
+
+
 def test_progress_bar(translator, capsys):
     assert translator.translate(MIXED[:2], progress=True) == translator.translate(MIXED[:2])
     assert "translate" in capsys.readouterr().err

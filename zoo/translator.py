@@ -280,12 +280,28 @@ class Translator:
         with tqdm(total=len(sentences), unit="sent", desc="translate", disable=not progress) as bar:
             for start in range(0, len(order), batch_size):
                 batch = order[start : start + batch_size]
-                result = function(tf.constant([sentences[i] for i in batch], tf.string))
+                strings = tf.constant([sentences[i] for i in batch], tf.string)
+                try:
+                    result = function(strings)
+                except tf.errors.NotFoundError:
+                    # A tokenizer's TF resource was freed after tracing (`tf.random.set_seed`
+                    # clears the kernel cache that owns tensorflow-text's SentencePiece
+                    # model): rebuild the resources eagerly, retrace once, retry.
+                    function = self._retrace(beam_size)
+                    result = function(strings)
                 result = {key: value.numpy() for key, value in result.items()}
                 for row, index in enumerate(batch):
                     outputs[index] = {key: value[row] for key, value in result.items()}
                 bar.update(len(batch))
         return sentences, outputs
+
+    def _retrace(self, beam_size):
+        probe = tf.constant(["a"], tf.string)
+        for tokenizer in (self.source_tokenizer, self.target_tokenizer):
+            tokenizer.id_to_token(tokenizer.tokenize(probe).flat_values)
+            tokenizer.detokenize(tf.constant([[4]], tf.int32))
+        self._functions.clear()
+        return self.translate_function(beam_size)
 
     def source_lengths(self, sentences):
         """NumPy int array: the number of source tokens of each sentence."""
