@@ -54,8 +54,8 @@ def test_fast_path_equals_stepwise_path(toy_batch, name):
     memory, mask, states = encoder(source)
     fast = decoder(target, memory, mask, states)  # LSTM layers over the sequence
     cache = decoder.prepare(memory, mask, states)
-    readouts, _ = decoder._stepwise_readouts(target, cache, False)  # keras.ops.scan of steps
-    np.testing.assert_allclose(decoder._readout(readouts), fast, atol=1e-5)
+    stepwise, _ = decoder._stepwise_logits(target, cache, False)  # scan of decoder steps
+    np.testing.assert_allclose(stepwise, fast, atol=1e-5)
 
 
 def test_attentional_state_and_input_feeding_match_numpy():

@@ -7,6 +7,7 @@ from zoo.layers import BahdanauAttention
 from zoo.models.checks import check_positive_int
 from zoo.models.decoder_base import DecoderBase
 from zoo.models.maxout import Maxout
+from zoo.models.recurrence import gru_input_bias, gru_update, project
 
 
 @keras.saving.register_keras_serializable(package="zoo")
@@ -103,22 +104,28 @@ class BahdanauDecoder(DecoderBase):
     def initial_state(self, cache):
         return (ops.cast(cache["s_0"], self.compute_dtype),)
 
-    def _advance(self, prev_ids, state, cache, training=None):
+    def _step_inputs(self, ids):
+        """E y (B, [Tt,] m) and its GRU input projection E y @ K_E + b (B, [Tt,] 3n)."""
+        embedded = self.embedding(ids)  # E y_{i-1}
+        kernel = self.cell.kernel[: self.embedding_dim]  # the rows of K that read E y
+        return embedded, project(embedded, kernel, gru_input_bias(self.cell))
+
+    def _advance(self, inputs, state, cache, training=None):
+        _, embedded_projection = inputs  # E y_{i-1} @ K_E + b (B, 3n)
         (s_prev,) = state  # (B, n)
-        embedded = self.embedding(prev_ids)  # E y_{i-1}: (B, m)
         context, weights = self.attention(
             s_prev, cache["memory"], mask=cache["mask"], keys=cache["keys"]
         )  # c_i (B, Dm), alpha_i (B, Ts)
-        s_new, _ = self.cell(
-            ops.concatenate([embedded, context], axis=-1), [s_prev], training=training
-        )  # s_i (B, n)
-        readout = self.U_o(s_prev) + self.V_o(embedded) + self.C_o(context)  # t~_i (B, 2l)
-        return readout, (s_new,), weights
+        context = ops.cast(context, self.compute_dtype)
+        # s_i = GRU([E y_{i-1}; c_i], s_{i-1}): [E y; c] @ K = E y @ K_E + c @ K_c
+        x = embedded_projection + project(context, self.cell.kernel[self.embedding_dim :])
+        s_new = gru_update(self.cell, x, s_prev)  # s_i (B, n)
+        return (s_prev, context), (s_new,), weights
 
-    def _readout_dim(self):
-        return 2 * self.maxout_units
-
-    def _readout(self, readout, training=None):
+    def _readout(self, inputs, features, cache, training=None):
+        embedded, _ = inputs
+        s_prev, context = features
+        readout = self.U_o(s_prev) + self.V_o(embedded) + self.C_o(context)  # t~_i (.., 2l)
         return self.W_o(self.maxout(readout))  # W_o t_i: (..., V)
 
     def get_config(self):

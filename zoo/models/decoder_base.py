@@ -1,9 +1,10 @@
 """What every `zoo` decoder shares: the step contract and the teacher-forced loop over it."""
 
 import keras
-from keras import ops
+from keras import ops, tree
 
 from zoo.models.checks import check_ids_rank
+from zoo.models.recurrence import scan_steps
 
 
 class DecoderBase(keras.layers.Layer):
@@ -16,15 +17,21 @@ class DecoderBase(keras.layers.Layer):
         logits, state, weights = decoder.step(prev_ids, state, cache, training=False)
         logits = decoder(target_ids, memory, source_mask, encoder_states, training=None)
 
-    A step is split in two private halves so that teacher forcing can run the output layer
-    once over all steps (one large matmul instead of Tt small ones) and still compute exactly
-    what `step` computes:
+    A step is split in three private parts so that teacher forcing computes exactly what
+    `step` computes while doing all the work that does not depend on the recurrent state
+    outside the loop over time (one large matmul instead of Tt small ones):
 
-        readout, state, weights = self._advance(prev_ids, state, cache, training)  # recurrence
-        logits = self._readout(readout, training)                                  # output layer
+        inputs = self._step_inputs(prev_ids)       # from the ids only: E y, E y @ kernel, ...
+        features, state, weights = self._advance(inputs, state, cache, training)  # recurrence
+        logits = self._readout(inputs, features, cache, training)                         # output layer
 
-    Subclasses implement `prepare`, `initial_state`, `_advance`, `_readout` and `build`.
-    Every tensor in `cache` and `state` is batch-leading, so beam search can tile them.
+    `_step_inputs` and `_readout` accept a leading batch axis with or without a time axis,
+    `(B, ...)` or `(B, Tt, ...)`; teacher forcing applies them once to all steps and runs only
+    `_advance` in the loop (`zoo.models.recurrence.scan_steps`).
+
+    Subclasses implement `prepare`, `initial_state`, `_step_inputs`, `_advance`, `_readout`
+    and `build`. Every tensor in `cache` and `state` is batch-leading, so beam search can
+    tile them.
     """
 
     def prepare(self, memory, source_mask, encoder_states):
@@ -33,10 +40,13 @@ class DecoderBase(keras.layers.Layer):
     def initial_state(self, cache):
         raise NotImplementedError
 
-    def _advance(self, prev_ids, state, cache, training=None):
+    def _step_inputs(self, ids):
         raise NotImplementedError
 
-    def _readout(self, readout, training=None):
+    def _advance(self, inputs, state, cache, training=None):
+        raise NotImplementedError
+
+    def _readout(self, inputs, features, cache, training=None):
         raise NotImplementedError
 
     def step(self, prev_ids, state, cache, training=False):
@@ -54,39 +64,28 @@ class DecoderBase(keras.layers.Layer):
                 f"{type(self).__name__}.step expects prev_ids of shape (batch,), "
                 f"got shape {tuple(prev_ids.shape)}."
             )
-        readout, state, weights = self._advance(
-            ops.cast(prev_ids, "int32"), tuple(state), cache, training
-        )
-        return self._readout(readout, training), state, weights
+        inputs = self._step_inputs(ops.cast(prev_ids, "int32"))
+        features, state, weights = self._advance(inputs, tuple(state), cache, training)
+        return self._readout(inputs, features, cache, training), state, weights
 
-    def _stepwise_readouts(self, target_ids, cache, training):
-        """Runs `_advance` over all target steps with `keras.ops.scan` (graph-friendly).
+    def _stepwise_logits(self, target_ids, cache, training, return_weights=True):
+        """`step` over all target steps: the step inputs and the readout run once outside
+        the loop, `_advance` inside `scan_steps`.
 
-        Returns readouts (B, Tt, ·) and attention weights (B, Tt, Ts).
+        Returns logits (B, Tt, V) and attention weights (B, Tt, Ts) (None unless
+        return_weights).
         """
-        state = self.initial_state(cache)
-        batch = ops.shape(target_ids)[0]
-        source_len = ops.shape(cache["mask"])[1]
-        # keras.ops.scan (TensorFlow backend) stacks outputs shaped like the carry, so the
-        # carry also holds the last step's outputs.
-        readout_dim = self._readout_dim()
-        outputs = (
-            ops.zeros((batch, readout_dim), dtype=self.compute_dtype),
-            ops.zeros((batch, source_len), dtype=self.compute_dtype),
-        )
+        inputs = self._step_inputs(ops.cast(target_ids, "int32"))  # (B, Tt, ...)
+        time_major = tree.map_structure(lambda x: ops.swapaxes(x, 0, 1), inputs)
 
-        def body(carry, ids_t):
-            state, _ = carry
-            readout, state, weights = self._advance(ids_t, state, cache, training)
-            outputs = (ops.cast(readout, self.compute_dtype), ops.cast(weights, self.compute_dtype))
-            return (state, outputs), (state, outputs)
+        def body(state, inputs_t):
+            features, state, weights = self._advance(inputs_t, state, cache, training)
+            return state, ((features, weights) if return_weights else features)
 
-        ids = ops.transpose(ops.cast(target_ids, "int32"))  # (Tt, B)
-        _, (_, (readouts, weights)) = ops.scan(body, (state, outputs), ids)
-        return ops.transpose(readouts, (1, 0, 2)), ops.transpose(weights, (1, 0, 2))
-
-    def _readout_dim(self):
-        raise NotImplementedError
+        _, outputs = scan_steps(body, self.initial_state(cache), time_major)
+        outputs = tree.map_structure(lambda x: ops.swapaxes(x, 0, 1), outputs)  # (B, Tt, ...)
+        features, weights = outputs if return_weights else (outputs, None)
+        return self._readout(inputs, features, cache, training), weights
 
     def _check_call_inputs(self, target_ids_shape, memory_shape, source_mask_shape):
         name = type(self).__name__
@@ -105,8 +104,8 @@ class DecoderBase(keras.layers.Layer):
     def call(self, target_ids, memory, source_mask, encoder_states, training=None):
         """Teacher forcing: logits (B, Tt, V) for target_ids (B, Tt) starting with START_ID."""
         cache = self.prepare(memory, source_mask, encoder_states)
-        readouts, _ = self._stepwise_readouts(target_ids, cache, training)
-        return self._readout(readouts, training)
+        logits, _ = self._stepwise_logits(target_ids, cache, training, return_weights=False)
+        return logits
 
     def compute_output_spec(self, target_ids, memory, source_mask, encoder_states, training=None):
         batch, length = target_ids.shape

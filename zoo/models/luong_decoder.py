@@ -7,6 +7,7 @@ from zoo.layers import AttentionBase, LocalAttention
 from zoo.models.checks import check_positive_int, check_rate
 from zoo.models.decoder_base import DecoderBase
 from zoo.models.initializers import uniform_or_default
+from zoo.models.recurrence import lstm_update, project, scan_steps
 
 
 @keras.saving.register_keras_serializable(package="zoo")
@@ -190,48 +191,72 @@ class LuongDecoder(DecoderBase):
         """h~ = tanh(W_c [c; h]) (eq. 5)."""
         return self.W_c(ops.concatenate([ops.cast(context, self.compute_dtype), h_top], axis=-1))
 
-    def _advance(self, prev_ids, state, cache, training=None):
+    def _step_inputs(self, ids):
+        """The first LSTM layer's input projection of E y: E y @ K_E + b (B, [Tt,] 4 units)."""
+        embedded = self.embedding(ids)  # E y_{t-1}
+        cell = self.lstms[0].cell
+        kernel = cell.kernel[: self.embedding_dim]  # the rows of K that read E y
+        return (project(embedded, kernel, cell.bias if cell.use_bias else None),)
+
+    def _advance(self, inputs, state, cache, training=None):
+        (projection,) = inputs  # E y_{t-1} @ K_E + b (B, 4 units)
         layer_states, attentional, steps = state[:-2], state[-2], state[-1]
-        x = self.embedding(prev_ids)  # E y_{t-1}: (B, m)
-        if self.input_feeding:
-            x = ops.concatenate([x, attentional], axis=-1)  # (B, m + units)
-        new_states = []
+        if self.input_feeding:  # x_t = [E y_{t-1}; h~_{t-1}]: x_t @ K = E y @ K_E + h~ @ K_h~
+            kernel = self.lstms[0].cell.kernel[self.embedding_dim :]
+            projection = projection + project(attentional, kernel)
+        new_states, x = [], None
         for i, lstm in enumerate(self.lstms):
+            h, c = layer_states[2 * i], layer_states[2 * i + 1]
             if i > 0:
                 x = self.dropouts[i - 1](x, training=training)
-            h, c = layer_states[2 * i], layer_states[2 * i + 1]
-            x, (h, c) = lstm.cell(x, [h, c], training=training)  # (B, units)
-            new_states += [h, c]
+                projection = project(x, lstm.cell.kernel, lstm.cell.bias)
+            x, c = lstm_update(lstm.cell, projection, h, c)  # h_t of layer i+1 (B, units)
+            new_states += [x, c]
         if self.attention is None:
             weights = ops.zeros_like(cache["mask"], dtype=self.compute_dtype)
             attentional = x  # the base system reads out h_t directly
         else:
             context, weights = self._attend(x, cache, steps)  # (B, Dm), (B, Ts)
             attentional = self._attentional(x, context)  # h~_t (B, units)
-        return attentional, (*new_states, attentional, steps + 1), weights
+        return (attentional,), (*new_states, attentional, steps + 1), weights
 
-    def _readout_dim(self):
-        return self.units
+    def _readout(self, inputs, features, cache, training=None):
+        (attentional,) = features
+        return self.W_s(attentional)  # (..., V)
 
-    def _readout(self, readout, training=None):
-        return self.W_s(readout)  # (..., V)
+    def _lstm_sequence(self, i, projection, h, c):
+        """Layer i+1 of the stack over a whole sequence, from its input projection
+        (B, Tt, 4 units): outputs h (B, Tt, units), the same `lstm_update` as `step`."""
+        cell = self.lstms[i].cell
+
+        def body(state, projection_t):
+            h, c = lstm_update(cell, projection_t, *state)
+            return (h, c), h
+
+        _, outputs = scan_steps(body, (h, c), ops.swapaxes(projection, 0, 1))
+        return ops.swapaxes(outputs, 0, 1)
 
     def call(self, target_ids, memory, source_mask, encoder_states, training=None):
         """Teacher forcing: logits (B, Tt, V); the fast path when input_feeding is off."""
         cache = self.prepare(memory, source_mask, encoder_states)
         if self.input_feeding:
-            readouts, _ = self._stepwise_readouts(target_ids, cache, training)
-            return self._readout(readouts, training)
-        x = self.embedding(ops.cast(target_ids, "int32"))  # (B, Tt, m)
+            logits, _ = self._stepwise_logits(target_ids, cache, training, return_weights=False)
+            return logits
+        # Fast path: each layer over the whole sequence (its input projection in one matmul),
+        # then attention for all steps in one call with a 3-D query.
+        (projection,) = self._step_inputs(ops.cast(target_ids, "int32"))  # (B, Tt, 4 units)
+        x = None
         for i, lstm in enumerate(self.lstms):
             if i > 0:
                 x = self.dropouts[i - 1](x, training=training)
-            initial = [cache[f"h_{i + 1}"], cache[f"c_{i + 1}"]]
-            x, _, _ = lstm(x, initial_state=initial, training=training)  # (B, Tt, units)
+                projection = project(x, lstm.cell.kernel, lstm.cell.bias)
+            x = self._lstm_sequence(
+                i, projection, cache[f"h_{i + 1}"], cache[f"c_{i + 1}"]
+            )  # (B, Tt, units)
         if self.attention is not None:
             context, _ = self._attend(x, cache, None)  # positions 0..Tt-1 for local
             x = self._attentional(x, context)  # (B, Tt, units)
-        return self._readout(x, training)
+        return self._readout(None, (x,), cache, training)
 
     def get_config(self):
         attention = self.attention

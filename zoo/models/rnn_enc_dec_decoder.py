@@ -6,6 +6,7 @@ from keras import ops
 from zoo.models.checks import check_positive_int
 from zoo.models.decoder_base import DecoderBase
 from zoo.models.maxout import Maxout
+from zoo.models.recurrence import gru_input_bias, gru_update, project
 
 
 @keras.saving.register_keras_serializable(package="zoo")
@@ -91,33 +92,42 @@ class RNNEncDecDecoder(DecoderBase):
         self.W_o.build((None, self.maxout_units))
 
     def prepare(self, memory, source_mask, encoder_states):
-        """cache: memory, mask (B, Ts), context c = tanh(V h_Tx), s_0 = tanh(V' c)."""
+        """cache: memory, mask (B, Ts), context c = tanh(V h_Tx), s_0 = tanh(V' c), and
+        c_projection = c @ K_c + b (B, 3 units), c's constant share of the GRU input."""
         context = self.V(encoder_states[0])  # (B, context_units)
+        kernel = self.cell.kernel[self.embedding_dim :]  # the rows of K that read c
         return {
             "memory": memory,
             "mask": ops.cast(source_mask, "bool"),
             "context": context,
+            "c_projection": project(context, kernel, gru_input_bias(self.cell)),
             "s_0": self.V_prime(context),
         }
 
     def initial_state(self, cache):
         return (ops.cast(cache["s_0"], self.compute_dtype),)
 
-    def _advance(self, prev_ids, state, cache, training=None):
+    def _step_inputs(self, ids):
+        """E y (B, [Tt,] m) and E y @ K_E (B, [Tt,] 3 units)."""
+        embedded = self.embedding(ids)
+        return embedded, project(embedded, self.cell.kernel[: self.embedding_dim])
+
+    def _advance(self, inputs, state, cache, training=None):
+        _, embedded_projection = inputs
         (s_prev,) = state  # (B, n)
-        context = ops.cast(cache["context"], self.compute_dtype)  # c (B, context_units)
-        embedded = self.embedding(prev_ids)  # (B, m)
-        s_new, _ = self.cell(
-            ops.concatenate([embedded, context], axis=-1), [s_prev], training=training
-        )
-        readout = self.U_o(s_prev) + self.V_o(embedded) + self.C_o(context)  # (B, 2l)
+        # s_i = GRU([E y_{i-1}; c], s_{i-1}): [E y; c] @ K + b = E y @ K_E + (c @ K_c + b)
+        x = embedded_projection + ops.cast(cache["c_projection"], self.compute_dtype)
+        s_new = gru_update(self.cell, x, s_prev)
         weights = ops.zeros_like(cache["mask"], dtype=self.compute_dtype)  # (B, Ts)
-        return readout, (s_new,), weights
+        return (s_prev,), (s_new,), weights
 
-    def _readout_dim(self):
-        return 2 * self.maxout_units
-
-    def _readout(self, readout, training=None):
+    def _readout(self, inputs, features, cache, training=None):
+        embedded, _ = inputs
+        (s_prev,) = features  # (B, [Tt,] n)
+        context = self.C_o(ops.cast(cache["context"], self.compute_dtype))  # C_o c (B, 2l)
+        if len(s_prev.shape) == 3:
+            context = ops.expand_dims(context, 1)  # the same c at every step
+        readout = self.U_o(s_prev) + self.V_o(embedded) + context  # t~_i
         return self.W_o(self.maxout(readout))
 
     def get_config(self):
