@@ -102,14 +102,6 @@ def test_saved_model_matches_translator(exported, loaded):
     assert metadata["endpoints"] == {"translate": 2, "translate_greedy": 1}
 
 
-@pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="tensorflow-text's SentencepieceTokenizer uses a kernel-owned resource: two "
-    "unnamed SentencePiece models in one SavedModel collapse into the first after loading. "
-    "Fix: zoo.text.SentencePieceTokenizer must pass a distinct name= (e.g. from a hash of "
-    "the model) to tf_text.SentencepieceTokenizer; then remove this mark.",
-)
 def test_saved_model_matches_translator_two_sentencepiece_models(data_dir, tmp_path):
     translator, path = _export(tmp_path, "sentencepiece")
     _check_same(translator, _load_in_fresh_process(path)["model"])

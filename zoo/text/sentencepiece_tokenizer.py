@@ -1,12 +1,14 @@
 """`SentencePieceTokenizer`: subword tokenizer (the default), trained with `sentencepiece`,
 run in the graph by `tensorflow_text.SentencepieceTokenizer`."""
 
+import hashlib
 import io
 import os
 
 import sentencepiece as spm
 import tensorflow as tf
 import tensorflow_text as tf_text
+from tensorflow_text.python.ops import sentencepiece_tokenizer as _tf_text_sp
 
 from zoo.constants import (
     END_ID,
@@ -23,6 +25,31 @@ from zoo.text.tokenizer import Tokenizer
 
 MODEL_FILE = "sentencepiece.model"
 MODEL_TYPES = ("unigram", "bpe")
+
+
+class _SharedModelResource(_tf_text_sp._SentencepieceModelResource):
+    """tensorflow-text's SentencePiece model resource, given a `shared_name`.
+
+    tensorflow-text 2.21 creates the model as a kernel-owned resource with no shared name
+    (its TODO b/318839908). Two consequences this class fixes: two models in one SavedModel
+    collapse into the first one after loading (so a source and a target tokenizer exported
+    together would both use the source model), and `tf.random.set_seed` (which clears
+    TensorFlow's kernel cache) destroys the model under a live tokenizer. A shared name
+    derived from the model's bytes keeps each model distinct and alive.
+    """
+
+    def _create_resource(self):
+        shared_name = "zoo_sentencepiece_" + hashlib.sha256(self._model).hexdigest()[:16]
+        with tf.name_scope(self._name or "SentenceTokenizerInitializer"):
+            return _tf_text_sp.gen_sentencepiece_tokenizer.sentencepiece_op(
+                model=self._model, shared_name=shared_name
+            )
+
+
+def _sentencepiece_op_tokenizer(model_proto):
+    tokenizer = tf_text.SentencepieceTokenizer(model=model_proto, out_type=tf.int32)
+    tokenizer._model_resource = _SharedModelResource(model_proto, None)
+    return tokenizer
 
 
 class SentencePieceTokenizer(Tokenizer):
@@ -63,7 +90,7 @@ class SentencePieceTokenizer(Tokenizer):
             )
         self.model_proto = model_proto
         self._vocab_size = processor.get_piece_size()
-        self._sp = tf_text.SentencepieceTokenizer(model=model_proto, out_type=tf.int32)
+        self._sp = _sentencepiece_op_tokenizer(model_proto)
 
     @classmethod
     def train(
@@ -129,20 +156,7 @@ class SentencePieceTokenizer(Tokenizer):
         return self._vocab_size
 
     def _call_sp(self, method, *args):
-        """Runs `self._sp.<method>(*args)`, recreating a lost model resource once (eager).
-
-        tensorflow-text's SentencePiece model lives in a kernel-owned resource that
-        `tf.random.set_seed` (and so `keras.utils.set_random_seed`) destroys by clearing
-        TensorFlow's kernel cache. In eager mode the tokenizer rebuilds it and carries on;
-        inside a `tf.function` traced before the reset, seed first, then trace.
-        """
-        try:
-            return getattr(self._sp, method)(*args)
-        except tf.errors.NotFoundError:
-            if not tf.executing_eagerly():
-                raise
-            self._sp = tf_text.SentencepieceTokenizer(model=self.model_proto, out_type=tf.int32)
-            return getattr(self._sp, method)(*args)
+        return getattr(self._sp, method)(*args)
 
     def id_to_token(self, ids):
         """Ids (any shape) -> their pieces (`tf.string`, same shape)."""
