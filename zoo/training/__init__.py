@@ -24,6 +24,7 @@ from zoo.training.luong_schedule import LuongSchedule
 from zoo.training.optimizers import OPTIMIZERS, make_optimizer
 from zoo.training.precision import PRECISIONS, needs_loss_scaling, set_precision
 from zoo.training.strategy import STRATEGIES, is_chief, make_strategy
+from zoo.training.time_limit import TimeLimit
 from zoo.training.trainer import evaluate, train
 
 __all__ = [
@@ -32,6 +33,7 @@ __all__ = [
     "OPTIMIZERS",
     "PRECISIONS",
     "STRATEGIES",
+    "TimeLimit",
     "evaluate",
     "is_chief",
     "make_optimizer",

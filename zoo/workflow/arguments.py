@@ -47,6 +47,13 @@ Re-running the same command continues from the last checkpoint (--resume is the 
 """
 
 
+def _positive_float(text):
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number, received {text!r}")
+    return value
+
+
 def _positive_int(text):
     try:
         value = int(text)
@@ -223,6 +230,13 @@ def make_parser(recipe, family, description=None, switches=None):
         type=_positive_int,
         default=None,
         help="stop after this many optimizer steps in total",
+    )
+    training.add_argument(
+        "--max-minutes",
+        type=_positive_float,
+        default=None,
+        help="stop training after this many minutes of wall-clock time in this run (then "
+        "validate, checkpoint, evaluate and export as usual; a re-run continues)",
     )
     training.add_argument(
         "--batch-size",

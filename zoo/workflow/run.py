@@ -33,6 +33,7 @@ RESUMABLE_CHANGES = frozenset(
     {
         "epochs",
         "max_steps",
+        "max_minutes",
         "checkpoint_every",
         "resume",
         "beam_size",
@@ -305,6 +306,7 @@ def _run(build_model, args, strategy, chief, say, started, limit):
         resume=args.resume,
         strategy=strategy,
         jit_compile=args.jit_compile,
+        callbacks=[training.TimeLimit(args.max_minutes)] if args.max_minutes else None,
         verbose=1 if chief else 0,
     )
     if not chief:
