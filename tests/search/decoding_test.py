@@ -8,6 +8,7 @@ import tensorflow as tf
 from search_toy import (
     all_hypotheses,
     greedy_reference,
+    log_softmax,
     sequence_log_probs,
     toy_model,
 )
@@ -21,6 +22,7 @@ from zoo.search import (
     search,
     search_function,
 )
+from zoo.search.decoding import _search_padded, _top_k_allowed, _trim
 
 # Right-padded sources of lengths 4, 2, 3, 1 (ids 4..8 are words).
 SOURCES = np.array([[4, 5, 6, 7], [7, 8, 0, 0], [5, 5, 4, 0], [6, 0, 0, 0]], "int32")
@@ -258,3 +260,62 @@ def test_model_without_encoder_and_decoder_is_rejected():
     plain = keras.Model(inputs, keras.layers.Embedding(5, 2)(inputs))
     with pytest.raises(ValueError, match="'encoder' and 'decoder'"):
         search(plain, SOURCES)
+
+
+@pytest.mark.parametrize("vocab_size, k", [(8000, 1), (8000, 5), (7931, 5), (7, 3), (640, 48)])
+def test_top_k_allowed_equals_a_masked_top_k(vocab_size, k):
+    rng = np.random.default_rng(vocab_size + k)
+    rows = [rng.normal(size=vocab_size) * 3]
+    rows.append(rng.integers(0, 4, size=vocab_size).astype(float))  # many ties
+    peak = rng.normal(size=vocab_size)
+    peak[[PAD_ID, 1]] = 50.0  # PAD and START would win; they are never emitted
+    rows.append(peak)
+    late = np.full(vocab_size, -3.0)
+    late[-k:] = 1.0  # the best tokens in the last chunk
+    rows.append(late)
+    logits = np.stack(rows).astype("float32")
+    values, ids, log_norm = _top_k_allowed(tf.constant(logits), k, vocab_size)
+    masked = logits.copy()
+    masked[:, [PAD_ID, 1]] = -np.inf
+    expected_ids = np.argsort(-masked, axis=1, kind="stable")[:, :k]  # ties: lowest id first
+    np.testing.assert_array_equal(ids, expected_ids)
+    reference = log_softmax(logits.astype("float64"))
+    np.testing.assert_allclose(
+        values, np.take_along_axis(reference, expected_ids, axis=1), rtol=1e-6, atol=1e-5
+    )
+    np.testing.assert_allclose(logits - np.asarray(log_norm), reference, rtol=1e-6, atol=1e-5)
+
+
+@pytest.mark.parametrize("alpha", [0.0, 0.6, 2.0])
+def test_stopping_once_decided_returns_what_running_to_the_end_returns(alpha):
+    stopped_earlier = 0
+    for seed in range(6):
+        model = toy_model(target_vocab=9, seed=seed, end_bias=0.5 * (seed % 3))
+        options = (3 + seed % 3, alpha, 1.5, 6, True)
+        early = _search_padded(model, tf.constant(SOURCES), *options)
+        full = _search_padded(model, tf.constant(SOURCES), *options, stop_early=False)
+        stopped_earlier += int(early["steps"]) < int(full["steps"])
+        early, full = _trim(early), _trim(full)
+        for name in ("ids", "lengths", "scores", "log_probs", "attention"):
+            np.testing.assert_array_equal(getattr(early, name), getattr(full, name), err_msg=name)
+    assert stopped_earlier > 0  # the check can tell the two apart
+
+
+@pytest.mark.parametrize("beam_size", [1, 2])
+def test_chunked_top_k_search_equals_the_plain_one(monkeypatch, beam_size):
+    import zoo.search.decoding as decoding
+
+    model = toy_model(target_vocab=512, seed=5)  # large enough for chunks of 64
+    assert decoding._chunk_size(512, beam_size) is not None
+    chunked = search(model, SOURCES, beam_size=beam_size, max_length_offset=3)
+    monkeypatch.setattr(decoding, "_CHUNK", 10**6)  # plain top-k over the vocabulary
+    assert decoding._chunk_size(512, beam_size) is None
+    plain = search(model, SOURCES, beam_size=beam_size, max_length_offset=3)
+    np.testing.assert_array_equal(chunked.ids, plain.ids)
+    np.testing.assert_allclose(chunked.scores, plain.scores, rtol=1e-6, atol=1e-6)
+    if beam_size == 1:
+        for i, row in enumerate(SOURCES):
+            expected, _ = greedy_reference(
+                model, row[: source_length(row)], max_length(row, 1.5, 3)
+            )
+            assert list(np.asarray(chunked.ids[i, : len(expected)])) == expected

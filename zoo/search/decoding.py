@@ -59,6 +59,66 @@ def length_penalty_factor(lengths, alpha):
     return ops.power((5.0 + lengths) / 6.0, float(alpha))
 
 
+# Chunked top-k (see `_top_k_allowed`): chunks of about this many vocabulary entries.
+_CHUNK = 64
+_BANNED = (PAD_ID, START_ID)  # never emitted
+
+
+def _chunk_size(vocab_size, k):
+    """A divisor of `vocab_size` near `_CHUNK` (so rows reshape without padding) when the
+    vocabulary is large enough for chunking to pay, else None (plain top-k)."""
+    if vocab_size < 4 * k * _CHUNK or max(_BANNED) >= _CHUNK // 2:
+        return None
+    for delta in range(_CHUNK // 2 + 1):
+        for size in (_CHUNK + delta, _CHUNK - delta):
+            if vocab_size % size == 0 and vocab_size // size >= 4 * k:
+                return size
+    return None
+
+
+def _top_k_allowed(logits, k, vocab_size):
+    """The k best allowed tokens of every row and their float32 log-probabilities.
+
+    Args:
+        logits: (R, V) float32.
+        k: int, 1 <= k <= V.
+        vocab_size: V, a Python int.
+    Returns:
+        log_probs (R, k) float32, `log_softmax(logits)` (over the full vocabulary) at ids,
+        ids (R, k) int32, ranked by logit (ties: lowest id first) among ids not in PAD/START,
+        log_norm (R, 1) float32, `logsumexp(logits)` (so `log_softmax = logits - log_norm`).
+
+    Equal to `top_k(where(allowed, logits, -inf), k)` (same ids and order, ties included),
+    but cheaper for large V: top-k over the vocabulary is the slowest part of a search
+    step on a CPU. The vocabulary is cut into C chunks; the k best tokens lie in the k
+    chunks with the highest maxima (a chunk holding one of them has a maximum no lower
+    than it, and at most k-1 chunks rank above it, ties going to the lower chunk, as
+    tokens' ties go to the lower id). Only those k chunks, in id order, are searched.
+    """
+    ids_range = np.arange(vocab_size)
+    banned = np.where(np.isin(ids_range, _BANNED), _NEG_INF, 0.0).astype("float32")
+    size = _chunk_size(vocab_size, k)
+    if size is None:
+        log_norm = ops.logsumexp(logits, axis=-1, keepdims=True)
+        top_logits, top_ids = ops.top_k(logits + banned, k)
+        return top_logits - log_norm, ops.cast(top_ids, "int32"), log_norm
+    chunks = ops.reshape(logits, (-1, vocab_size // size, size))  # (R, C, S)
+    chunk_max = ops.max(chunks, axis=-1)  # (R, C), banned ids included
+    row_max = ops.max(chunk_max, axis=-1, keepdims=True)  # (R, 1)
+    log_norm = row_max + ops.log(ops.sum(ops.exp(logits - row_max), axis=-1, keepdims=True))
+    # The banned ids all lie in chunk 0: its maximum over the allowed ids only.
+    first = ops.max(logits[:, :size] + banned[:size], axis=-1, keepdims=True)
+    chunk_max = ops.concatenate([first, chunk_max[:, 1:]], axis=-1)
+    _, chunk_ids = ops.top_k(chunk_max, k)  # (R, k)
+    chunk_ids = ops.sort(ops.cast(chunk_ids, "int32"), axis=-1)  # id order, for ties
+    picked = ops.take_along_axis(chunks, chunk_ids[:, :, None], axis=1)  # (R, k, S)
+    picked = ops.where(ops.equal(chunk_ids, 0)[:, :, None], picked + banned[:size], picked)
+    top_logits, position = ops.top_k(ops.reshape(picked, (-1, k * size)), k)  # (R, k)
+    position = ops.cast(position, "int32")
+    top_ids = ops.take_along_axis(chunk_ids, position // size, axis=1) * size + position % size
+    return top_logits - log_norm, top_ids, log_norm
+
+
 def _check_options(beam_size, length_penalty, max_length_ratio, max_length_offset):
     if isinstance(beam_size, bool) or not isinstance(beam_size, (int, np.integer)):
         raise ValueError(f"beam_size must be an int >= 1, got {beam_size!r}.")
@@ -138,11 +198,14 @@ def _search_padded(
     max_length_ratio,
     max_length_offset,
     return_attention,
+    stop_early=True,
 ):
     """The search, returning fixed-size buffers (B, T_max, ...) and the number of steps run.
 
     `T_max = max(1, ceil(ratio * Ts) + offset)` for the padded source length Ts, so every
     shape is known when Ts is (as XLA requires); `_trim` cuts the buffers to the steps run.
+    `stop_early=False` (for tests) runs beam search until every hypothesis has ended instead
+    of stopping once no alive hypothesis can change the result.
     """
     encoder, decoder = _components(model)
     k = int(beam_size)
@@ -181,29 +244,61 @@ def _search_padded(
         loop_vars["attention"] = ops.zeros((rows, buffer_len, source_len), dtype="float32")
     beam_offsets = ops.arange(batch, dtype="int32") * k  # (B,)
 
+    vocab_size = getattr(decoder, "vocab_size", None)
+
     def condition(v):
-        return ops.logical_and(
-            ops.less(v["t"], step_limit), ops.logical_not(ops.all(v["finished"]))
+        return ops.logical_and(ops.less(v["t"], step_limit), ops.logical_not(_all_decided(v)))
+
+    def _all_decided(v):
+        """True when no hypothesis still alive can change any sentence's result.
+
+        Greedy (K = 1): every row has finished. Beam: for every sentence, its best finished
+        hypothesis ranks strictly above what any alive hypothesis could still reach: an
+        alive score only decreases (log-probs <= 0), and with `alpha > 0` its final rank
+        is at most `score / lp(L_b)` since `lp` grows with the length (<= L_b). The best
+        finished one then stays first in the beam until the end, so stopping here returns
+        exactly what running until every hypothesis ended would return.
+        """
+        finished = v["finished"]
+        if k == 1 or not stop_early:
+            return ops.all(finished)
+        scores = v["scores"]
+        if alpha > 0:
+            final_rank = scores / length_penalty_factor(v["lengths"], alpha)
+            alive_bound = scores / length_penalty_factor(row_max_lengths, alpha)
+        else:
+            final_rank = alive_bound = scores
+        best_finished = ops.max(ops.reshape(ops.where(finished, final_rank, _NEG_INF), (-1, k)), 1)
+        best_alive = ops.max(ops.reshape(ops.where(finished, _NEG_INF, alive_bound), (-1, k)), 1)
+        # A relative margin covers float rounding of the bound (stopping later is harmless).
+        margin = ops.abs(best_alive) * 1e-6
+        decided = ops.logical_or(
+            ops.all(ops.reshape(finished, (-1, k)), axis=1),
+            ops.greater(best_finished, best_alive + margin),
         )
+        return ops.all(decided)
 
     def body(v):
         t = v["t"]
         logits, new_state, weights = decoder.step(v["prev_ids"], v["state"], cache, training=False)
-        log_probs = ops.log_softmax(ops.cast(logits, "float32"), axis=-1)  # (BK, V)
-        vocab_size = logits.shape[-1] if logits.shape[-1] is not None else ops.shape(logits)[-1]
-        vocab = ops.arange(vocab_size, dtype="int32")[None, :]
-        allowed = ops.logical_and(ops.not_equal(vocab, PAD_ID), ops.not_equal(vocab, START_ID))
-        at_limit = ops.greater_equal(t + 1, row_max_lengths)[:, None]  # only END allowed
-        allowed = ops.logical_and(
-            allowed, ops.logical_or(ops.logical_not(at_limit), ops.equal(vocab, END_ID))
-        )
-        candidates = ops.where(allowed, log_probs, _NEG_INF)
-        pad_only = ops.where(ops.equal(vocab, PAD_ID), 0.0, _NEG_INF)
+        logits = ops.cast(logits, "float32")  # (BK, V)
+        n_vocab = logits.shape[-1] if logits.shape[-1] is not None else vocab_size
+        if n_vocab is None:
+            raise ValueError("search needs the decoder's logits to have a known vocabulary size.")
+        per_beam = min(k, n_vocab)
+        # log_softmax over the full vocabulary, but only at the per_beam best allowed tokens
+        # of each row (ranked by logit: the same order); PAD and START are never emitted.
+        top_values, top_ids, log_norm = _top_k_allowed(logits, per_beam, n_vocab)  # (BK, per_beam)
+        # At its length limit a row may only emit END; a finished row only PAD, at zero cost.
+        first_only = np.array([0.0] + [_NEG_INF] * (per_beam - 1), "float32")
+        end_value = logits[:, END_ID : END_ID + 1] - log_norm  # (BK, 1)
+        at_limit = ops.greater_equal(t + 1, row_max_lengths)[:, None]
         finished = v["finished"]
-        candidates = ops.where(finished[:, None], pad_only, candidates)
+        top_values = ops.where(at_limit, end_value + first_only, top_values)
+        top_values = ops.where(finished[:, None], first_only, top_values)
+        top_ids = ops.where(at_limit, END_ID, top_ids)
+        top_ids = ops.where(finished[:, None], PAD_ID, top_ids)
 
-        per_beam = min(k, vocab_size) if isinstance(vocab_size, int) else k
-        top_values, top_ids = ops.top_k(candidates, per_beam)  # (BK, per_beam)
         cand_scores = v["scores"][:, None] + top_values
         if k == 1 and per_beam == 1:  # greedy: the arg-max token, no reordering
             parents = ops.arange(rows, dtype="int32")
@@ -229,7 +324,7 @@ def _search_padded(
             new_state = _map(lambda x: ops.take(x, parents, axis=0), tuple(new_state))
             parent_finished = ops.take(finished, parents, axis=0)
             parent_lengths = ops.take(v["lengths"], parents, axis=0)
-            if return_attention:
+            if return_attention and weights is not None:
                 weights = ops.take(weights, parents, axis=0)
 
         dead = ops.equal(new_scores, _NEG_INF)  # only when fewer than K finite candidates
