@@ -9,15 +9,20 @@ XLA (`jit_compile=True`).
 
 Rules of the search:
 - Each step scores a hypothesis' extensions with a float32 `log_softmax` of the decoder's
-  logits (also when the model computes in float16). `PAD_ID` and `START_ID` are never
-  emitted.
+  logits (also when the model computes in float16), evaluated only at the `min(K, V)` best
+  tokens of each row (`_top_k_allowed`: a chunked top-k over the vocabulary, then
+  `logits - logsumexp(logits)` there). `PAD_ID` and `START_ID` are never emitted.
 - Sentence `b` may produce at most `L_b = max(1, ceil(max_length_ratio * n_b) +
   max_length_offset)` tokens, END included, where `n_b` is its number of non-pad source ids
   (the product is computed in float32). At step `L_b` the only allowed token is `END_ID`, so
   every hypothesis ends with END.
 - A hypothesis that emitted END is finished: it stays in the beam, extends only with PAD at
   zero cost, and its length stops growing. The loop stops when every hypothesis of the
-  batch has finished (at the latest after `max_b L_b` steps).
+  batch has finished (at the latest after `max_b L_b` steps), or earlier, as soon as the
+  result can no longer change: for every sentence, the best finished hypothesis ranks
+  strictly above the best rank any alive one could still reach (`score`, or `score /
+  lp(L_b)` with a length penalty; scores only decrease). The returned hypotheses are
+  exactly those of running until every hypothesis has ended.
 - With `length_penalty = alpha > 0`, hypotheses compete (for beam slots and in the final
   choice) by `log_probs / lp(Y)` with GNMT's `lp(Y) = ((5 + |Y|) / 6) ** alpha`
   (Wu et al. 2016, eq. 14), where `|Y|` counts the tokens including END. Among
