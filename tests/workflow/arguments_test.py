@@ -74,3 +74,26 @@ def test_a_switch_the_preset_lacks_is_an_error():
     args = argparse.Namespace(size="tiny", dropout=0.3)
     with pytest.raises(ValueError, match="--dropout does not apply"):
         hyperparameters(args, "bahdanau_rnnsearch")
+
+
+@pytest.mark.parametrize(
+    "flag,value",
+    [
+        ("--learning-rate", "0"),
+        ("--learning-rate", "nan"),
+        ("--dropout", "nan"),
+        ("--length-penalty", "inf"),
+        ("--max-minutes", "-1"),
+        ("--attention-plots", "-1"),
+        ("--batch-size", "2.5"),
+    ],
+)
+def test_out_of_range_numbers_are_refused(flag, value, capsys):
+    with pytest.raises(SystemExit):
+        parse([flag, value])
+    assert flag in capsys.readouterr().err
+
+
+def test_numbers_at_their_bounds_are_accepted():
+    args = parse(["--dropout", "0", "--length-penalty", "0", "--attention-plots", "0"])
+    assert (args.dropout, args.length_penalty, args.attention_plots) == (0.0, 0.0, 0)

@@ -8,6 +8,7 @@ keyword arguments, so recipes and `zoo.models.build` agree on every size.
 """
 
 import argparse
+import math
 import os
 
 from zoo.models import SIZES, preset_arguments
@@ -47,31 +48,25 @@ Re-running the same command continues from the last checkpoint (--resume is the 
 """
 
 
-def _positive_float(text):
-    value = float(text)
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"expected a positive number, received {text!r}")
-    return value
+def _number(convert, minimum, strict, what):
+    """An argparse `type`: `convert(text)`, finite and > (strict) or >= `minimum`."""
+
+    def parse(text):
+        try:
+            value = convert(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+        if not math.isfinite(value) or value < minimum or (strict and value == minimum):
+            raise argparse.ArgumentTypeError(f"expected {what}, got {value}")
+        return value
+
+    return parse
 
 
-def _positive_int(text):
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
-    return value
-
-
-def _non_negative_float(text):
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {value}")
-    return value
+_positive_float = _number(float, 0.0, True, "a positive number")
+_positive_int = _number(int, 1, False, "a positive integer")
+_non_negative_int = _number(int, 0, False, "an integer >= 0")
+_non_negative_float = _number(float, 0.0, False, "a number >= 0")
 
 
 def _dropout(text):
@@ -120,12 +115,14 @@ def make_parser(recipe, family, description=None, switches=None):
     data.add_argument(
         "--source-lang",
         default=None,
-        help="source language (default: de for multi30k, en otherwise)",
+        help="source language (default: de for multi30k, en for anki-spa-eng/anki-fra-eng; "
+        "required for other corpora)",
     )
     data.add_argument(
         "--target-lang",
         default=None,
-        help="target language (default: en for multi30k, es/fr for anki-spa-eng/anki-fra-eng)",
+        help="target language (default: en for multi30k, es/fr for anki-spa-eng/anki-fra-eng; "
+        "required for other corpora)",
     )
     data.add_argument(
         "--test-split",
@@ -214,7 +211,7 @@ def make_parser(recipe, family, description=None, switches=None):
     )
     training.add_argument(
         "--learning-rate",
-        type=_non_negative_float,
+        type=_positive_float,
         default=None,
         help="initial learning rate (default: the optimizer's: 1.0 for Adadelta and Luong's "
         "SGD, 1e-3 for Adam)",
@@ -302,7 +299,7 @@ def make_parser(recipe, family, description=None, switches=None):
     )
     evaluation.add_argument(
         "--attention-plots",
-        type=int,
+        type=_non_negative_int,
         default=4,
         help="attention heatmaps drawn for this many test sentences (default: 4)",
     )
