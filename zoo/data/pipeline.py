@@ -27,15 +27,19 @@ def encode_source(tokenizer, strings):
     return tokenizer.tokenize(strings).to_tensor(default_value=PAD_ID)
 
 
-def encode_target(tokenizer, strings):
-    """Target strings `(B,)` -> `(target_ids, target_out_ids)`, each `(B, Tt)` int32, padded."""
+def _target_rows(tokenizer, strings):
+    """Target strings `(B,)` -> ragged `([START] + y, y + [END])`, int32."""
     y = tokenizer.tokenize(strings)
     rows = y.nrows()
     start = tf.fill([rows, 1], tf.constant(START_ID, tf.int32))
     end = tf.fill([rows, 1], tf.constant(END_ID, tf.int32))
-    target_ids = tf.concat([start, y], axis=1).to_tensor(default_value=PAD_ID)
-    target_out_ids = tf.concat([y, end], axis=1).to_tensor(default_value=PAD_ID)
-    return target_ids, target_out_ids
+    return tf.concat([start, y], axis=1), tf.concat([y, end], axis=1)
+
+
+def encode_target(tokenizer, strings):
+    """Target strings `(B,)` -> `(target_ids, target_out_ids)`, each `(B, Tt)` int32, padded."""
+    target_ids, target_out_ids = _target_rows(tokenizer, strings)
+    return target_ids.to_tensor(default_value=PAD_ID), target_out_ids.to_tensor(PAD_ID)
 
 
 def token_lengths(tokenizer, sentences):
@@ -158,12 +162,7 @@ def make_dataset(
     ).with_options(options)
 
     def tokenize(source, target):
-        x = source_tokenizer.tokenize(source)
-        y = target_tokenizer.tokenize(target)
-        rows = y.nrows()
-        start = tf.fill([rows, 1], tf.constant(START_ID, tf.int32))
-        end = tf.fill([rows, 1], tf.constant(END_ID, tf.int32))
-        return x, tf.concat([start, y], axis=1), tf.concat([y, end], axis=1)
+        return (source_tokenizer.tokenize(source), *_target_rows(target_tokenizer, target))
 
     dataset = dataset.batch(_CHUNK).map(
         tokenize, num_parallel_calls=tf.data.AUTOTUNE, deterministic=deterministic
