@@ -7,7 +7,7 @@ from zoo.layers import BahdanauAttention
 from zoo.models.checks import check_positive_int
 from zoo.models.decoder_base import DecoderBase
 from zoo.models.maxout import Maxout
-from zoo.models.recurrence import gru_input_bias, gru_update, project
+from zoo.models.recurrence import gru_params, gru_update, project
 
 
 @keras.saving.register_keras_serializable(package="zoo")
@@ -104,13 +104,19 @@ class BahdanauDecoder(DecoderBase):
     def initial_state(self, cache):
         return (ops.cast(cache["s_0"], self.compute_dtype),)
 
-    def _step_inputs(self, ids):
-        """E y (B, [Tt,] m) and its GRU input projection E y @ K_E + b (B, [Tt,] 3n)."""
-        embedded = self.embedding(ids)  # E y_{i-1}
-        kernel = self.cell.kernel[: self.embedding_dim]  # the rows of K that read E y
-        return embedded, project(embedded, kernel, gru_input_bias(self.cell))
+    def _loop_params(self):
+        """The GRU's weights split for [E y; c]: kernels [K_E, K_c] (K = [K_E; K_c])."""
+        memory_dim = self.cell.kernel.shape[0] - self.embedding_dim
+        sizes = [self.embedding_dim, memory_dim]
+        return {"gru": gru_params(self.cell, sizes, self.compute_dtype)}
 
-    def _advance(self, inputs, state, cache, training=None):
+    def _step_inputs(self, ids, params):
+        """E y (B, [Tt,] m) and its GRU input projection E y @ K_E + b (B, [Tt,] 3n)."""
+        gru = params["gru"]
+        embedded = self.embedding(ids)  # E y_{i-1}
+        return embedded, project(embedded, gru["kernels"][0], gru["input_bias"])
+
+    def _advance(self, inputs, state, cache, params, training=None):
         _, embedded_projection = inputs  # E y_{i-1} @ K_E + b (B, 3n)
         (s_prev,) = state  # (B, n)
         context, weights = self.attention(
@@ -118,8 +124,8 @@ class BahdanauDecoder(DecoderBase):
         )  # c_i (B, Dm), alpha_i (B, Ts)
         context = ops.cast(context, self.compute_dtype)
         # s_i = GRU([E y_{i-1}; c_i], s_{i-1}): [E y; c] @ K = E y @ K_E + c @ K_c
-        x = embedded_projection + project(context, self.cell.kernel[self.embedding_dim :])
-        s_new = gru_update(self.cell, x, s_prev)  # s_i (B, n)
+        x = embedded_projection + project(context, params["gru"]["kernels"][1])
+        s_new = gru_update(self.cell, params["gru"], x, s_prev)  # s_i (B, n)
         return (s_prev, context), (s_new,), weights
 
     def _readout(self, inputs, features, cache, training=None):

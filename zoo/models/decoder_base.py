@@ -21,9 +21,10 @@ class DecoderBase(keras.layers.Layer):
     `step` computes while doing all the work that does not depend on the recurrent state
     outside the loop over time (one large matmul instead of Tt small ones):
 
-        inputs = self._step_inputs(prev_ids)       # from the ids only: E y, E y @ kernel, ...
-        features, state, weights = self._advance(inputs, state, cache, training)  # recurrence
-        logits = self._readout(inputs, features, cache, training)                         # output layer
+        params = self._loop_params()        # kernel slices and casts, once per loop
+        inputs = self._step_inputs(prev_ids, params)           # from the ids: E y, E y @ K_E
+        features, state, weights = self._advance(inputs, state, cache, params, training)
+        logits = self._readout(inputs, features, cache, training)           # output layer
 
     `_step_inputs` and `_readout` accept a leading batch axis with or without a time axis,
     `(B, ...)` or `(B, Tt, ...)`; teacher forcing applies them once to all steps and runs only
@@ -40,10 +41,15 @@ class DecoderBase(keras.layers.Layer):
     def initial_state(self, cache):
         raise NotImplementedError
 
-    def _step_inputs(self, ids):
+    def _loop_params(self):
+        """Weight tensors every step reads (kernel row blocks, casts): a dict computed once
+        per loop, outside it, so that slices and their gradients are not made per step."""
+        return {}
+
+    def _step_inputs(self, ids, params):
         raise NotImplementedError
 
-    def _advance(self, inputs, state, cache, training=None):
+    def _advance(self, inputs, state, cache, params, training=None):
         raise NotImplementedError
 
     def _readout(self, inputs, features, cache, training=None):
@@ -64,8 +70,9 @@ class DecoderBase(keras.layers.Layer):
                 f"{type(self).__name__}.step expects prev_ids of shape (batch,), "
                 f"got shape {tuple(prev_ids.shape)}."
             )
-        inputs = self._step_inputs(ops.cast(prev_ids, "int32"))
-        features, state, weights = self._advance(inputs, tuple(state), cache, training)
+        params = self._loop_params()
+        inputs = self._step_inputs(ops.cast(prev_ids, "int32"), params)
+        features, state, weights = self._advance(inputs, tuple(state), cache, params, training)
         return self._readout(inputs, features, cache, training), state, weights
 
     def _stepwise_logits(self, target_ids, cache, training, return_weights=True):
@@ -75,11 +82,12 @@ class DecoderBase(keras.layers.Layer):
         Returns logits (B, Tt, V) and attention weights (B, Tt, Ts) (None unless
         return_weights).
         """
-        inputs = self._step_inputs(ops.cast(target_ids, "int32"))  # (B, Tt, ...)
+        params = self._loop_params()
+        inputs = self._step_inputs(ops.cast(target_ids, "int32"), params)  # (B, Tt, ...)
         time_major = tree.map_structure(lambda x: ops.swapaxes(x, 0, 1), inputs)
 
         def body(state, inputs_t):
-            features, state, weights = self._advance(inputs_t, state, cache, training)
+            features, state, weights = self._advance(inputs_t, state, cache, params, training)
             return state, ((features, weights) if return_weights else features)
 
         _, outputs = scan_steps(body, self.initial_state(cache), time_major)

@@ -7,7 +7,7 @@ from zoo.layers import AttentionBase, LocalAttention
 from zoo.models.checks import check_positive_int, check_rate
 from zoo.models.decoder_base import DecoderBase
 from zoo.models.initializers import uniform_or_default
-from zoo.models.recurrence import lstm_update, project, scan_steps
+from zoo.models.recurrence import lstm_params, lstm_update, project, scan_steps
 
 
 @keras.saving.register_keras_serializable(package="zoo")
@@ -191,26 +191,35 @@ class LuongDecoder(DecoderBase):
         """h~ = tanh(W_c [c; h]) (eq. 5)."""
         return self.W_c(ops.concatenate([ops.cast(context, self.compute_dtype), h_top], axis=-1))
 
-    def _step_inputs(self, ids):
+    def _loop_params(self):
+        """Each LSTM layer's weights; the first layer's kernel split as [K_E; K_h~] with
+        input feeding (its input is [E y; h~])."""
+        dtype = self.compute_dtype
+        first = [self.embedding_dim] + ([self.units] if self.input_feeding else [])
+        params = {"lstm_1": lstm_params(self.lstms[0].cell, first, dtype)}
+        for i, lstm in enumerate(self.lstms[1:], start=2):
+            params[f"lstm_{i}"] = lstm_params(lstm.cell, [self.units], dtype)
+        return params
+
+    def _step_inputs(self, ids, params):
         """The first LSTM layer's input projection of E y: E y @ K_E + b (B, [Tt,] 4 units)."""
         embedded = self.embedding(ids)  # E y_{t-1}
-        cell = self.lstms[0].cell
-        kernel = cell.kernel[: self.embedding_dim]  # the rows of K that read E y
-        return (project(embedded, kernel, cell.bias if cell.use_bias else None),)
+        lstm = params["lstm_1"]
+        return (project(embedded, lstm["kernels"][0], lstm["input_bias"]),)
 
-    def _advance(self, inputs, state, cache, training=None):
+    def _advance(self, inputs, state, cache, params, training=None):
         (projection,) = inputs  # E y_{t-1} @ K_E + b (B, 4 units)
         layer_states, attentional, steps = state[:-2], state[-2], state[-1]
         if self.input_feeding:  # x_t = [E y_{t-1}; h~_{t-1}]: x_t @ K = E y @ K_E + h~ @ K_h~
-            kernel = self.lstms[0].cell.kernel[self.embedding_dim :]
-            projection = projection + project(attentional, kernel)
+            projection = projection + project(attentional, params["lstm_1"]["kernels"][1])
         new_states, x = [], None
         for i, lstm in enumerate(self.lstms):
             h, c = layer_states[2 * i], layer_states[2 * i + 1]
+            layer = params[f"lstm_{i + 1}"]
             if i > 0:
                 x = self.dropouts[i - 1](x, training=training)
-                projection = project(x, lstm.cell.kernel, lstm.cell.bias)
-            x, c = lstm_update(lstm.cell, projection, h, c)  # h_t of layer i+1 (B, units)
+                projection = project(x, layer["kernels"][0], layer["input_bias"])
+            x, c = lstm_update(lstm.cell, layer, projection, h, c)  # h_t of layer i+1 (B, units)
             new_states += [x, c]
         if self.attention is None:
             weights = ops.zeros_like(cache["mask"], dtype=self.compute_dtype)
@@ -224,13 +233,13 @@ class LuongDecoder(DecoderBase):
         (attentional,) = features
         return self.W_s(attentional)  # (..., V)
 
-    def _lstm_sequence(self, i, projection, h, c):
+    def _lstm_sequence(self, i, params, projection, h, c):
         """Layer i+1 of the stack over a whole sequence, from its input projection
         (B, Tt, 4 units): outputs h (B, Tt, units), the same `lstm_update` as `step`."""
-        cell = self.lstms[i].cell
+        cell, layer = self.lstms[i].cell, params[f"lstm_{i + 1}"]
 
         def body(state, projection_t):
-            h, c = lstm_update(cell, projection_t, *state)
+            h, c = lstm_update(cell, layer, projection_t, *state)
             return (h, c), h
 
         _, outputs = scan_steps(body, (h, c), ops.swapaxes(projection, 0, 1))
@@ -244,15 +253,16 @@ class LuongDecoder(DecoderBase):
             return logits
         # Fast path: each layer over the whole sequence (its input projection in one matmul),
         # then attention for all steps in one call with a 3-D query.
-        (projection,) = self._step_inputs(ops.cast(target_ids, "int32"))  # (B, Tt, 4 units)
+        params = self._loop_params()
+        (projection,) = self._step_inputs(ops.cast(target_ids, "int32"), params)  # (B, Tt, 4u)
         x = None
-        for i, lstm in enumerate(self.lstms):
+        for i in range(self.num_layers):
             if i > 0:
+                layer = params[f"lstm_{i + 1}"]
                 x = self.dropouts[i - 1](x, training=training)
-                projection = project(x, lstm.cell.kernel, lstm.cell.bias)
-            x = self._lstm_sequence(
-                i, projection, cache[f"h_{i + 1}"], cache[f"c_{i + 1}"]
-            )  # (B, Tt, units)
+                projection = project(x, layer["kernels"][0], layer["input_bias"])
+            h, c = (ops.cast(cache[f"{k}_{i + 1}"], self.compute_dtype) for k in "hc")
+            x = self._lstm_sequence(i, params, projection, h, c)  # (B, Tt, units)
         if self.attention is not None:
             context, _ = self._attend(x, cache, None)  # positions 0..Tt-1 for local
             x = self._attentional(x, context)  # (B, Tt, units)

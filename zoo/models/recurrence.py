@@ -78,55 +78,98 @@ def scan_steps(step_fn, state, inputs):
     return tree.pack_sequence_as(state, flat_state), tree.pack_sequence_as(outputs, stacked)
 
 
-def gru_update(cell, x_projection, h):
+def _row_blocks(kernel, input_sizes):
+    """The row blocks of a (sum(input_sizes), N) kernel, one per input part."""
+    if len(input_sizes) == 1:
+        return [kernel]
+    cuts, total = [], 0
+    for size in input_sizes[:-1]:
+        total += size
+        cuts.append(total)
+    return ops.split(kernel, cuts, axis=0)
+
+
+def gru_params(cell, input_sizes, dtype):
+    """A GRUCell's weights sliced and cast once per loop for `gru_update`.
+
+    Args:
+        cell: a built `keras.layers.GRUCell` without dropout.
+        input_sizes: the sizes of the parts of the cell's input, e.g. [m, Dm] for [E y; c]:
+            `kernels[k]` multiplies part k, so x @ K = sum_k x_k @ kernels[k].
+        dtype: the compute dtype.
+    Returns:
+        dict: kernels (list), input_bias (or None), and the recurrent kernel split as
+        gru_update needs it.
+    """
+    kernel = ops.cast(cell.kernel, dtype)
+    recurrent = ops.cast(cell.recurrent_kernel, dtype)
+    params = {"kernels": _row_blocks(kernel, input_sizes), "input_bias": None}
+    if cell.use_bias:
+        bias = ops.cast(cell.bias, dtype)
+        params["input_bias"] = bias[0] if cell.reset_after else bias
+        if cell.reset_after:
+            params["recurrent_bias"] = bias[1]
+    if cell.reset_after:
+        params["recurrent"] = recurrent
+    else:
+        units = cell.units
+        params["recurrent_zr"] = recurrent[:, : 2 * units]
+        params["recurrent_h"] = recurrent[:, 2 * units :]
+    return params
+
+
+def gru_update(cell, params, x_projection, h):
     """One `keras.layers.GRUCell` step given `x_projection = x @ cell.kernel + input bias`.
 
     Args:
-        cell: a built GRUCell (no dropout); its recurrent weights are used here.
-        x_projection: (B, 3 units), the input projection including the input bias
-            (`cell.bias` with reset_after=False, `cell.bias[0]` with reset_after=True).
+        cell: the GRUCell (its activations and variant).
+        params: `gru_params(cell, ...)`.
+        x_projection: (B, 3 units), the input projection including the input bias.
         h: (B, units) previous state.
     Returns:
         the new state (B, units): z * h + (1 - z) * activation(x_h + recurrent_h).
     """
-    units = cell.units
     x_z, x_r, x_h = ops.split(x_projection, 3, axis=-1)
-    kernel = ops.cast(cell.recurrent_kernel, h.dtype)
     if cell.reset_after:
-        inner = ops.matmul(h, kernel)
-        if cell.use_bias:
-            inner = inner + ops.cast(cell.bias[1], h.dtype)
+        inner = ops.matmul(h, params["recurrent"])
+        if "recurrent_bias" in params:
+            inner = inner + params["recurrent_bias"]
         recurrent_z, recurrent_r, recurrent_h = ops.split(inner, 3, axis=-1)
         z = cell.recurrent_activation(x_z + recurrent_z)
         r = cell.recurrent_activation(x_r + recurrent_r)
         recurrent_h = r * recurrent_h
     else:
-        inner = ops.matmul(h, kernel[:, : 2 * units])
-        z = cell.recurrent_activation(x_z + inner[:, :units])
-        r = cell.recurrent_activation(x_r + inner[:, units:])
-        recurrent_h = ops.matmul(r * h, kernel[:, 2 * units :])
+        recurrent_z, recurrent_r = ops.split(ops.matmul(h, params["recurrent_zr"]), 2, axis=-1)
+        z = cell.recurrent_activation(x_z + recurrent_z)
+        r = cell.recurrent_activation(x_r + recurrent_r)
+        recurrent_h = ops.matmul(r * h, params["recurrent_h"])
     candidate = cell.activation(x_h + recurrent_h)
     return z * h + (1 - z) * candidate
 
 
-def gru_input_bias(cell):
-    """The bias added to the GRU input projection (None without bias)."""
-    if not cell.use_bias:
-        return None
-    return cell.bias[0] if cell.reset_after else cell.bias
+def lstm_params(cell, input_sizes, dtype):
+    """A LSTMCell's weights sliced and cast once per loop for `lstm_update` (see
+    `gru_params`): kernels (one row block per input part), input_bias (or None), recurrent."""
+    params = {
+        "kernels": _row_blocks(ops.cast(cell.kernel, dtype), input_sizes),
+        "input_bias": ops.cast(cell.bias, dtype) if cell.use_bias else None,
+        "recurrent": ops.cast(cell.recurrent_kernel, dtype),
+    }
+    return params
 
 
-def lstm_update(cell, x_projection, h, c):
+def lstm_update(cell, params, x_projection, h, c):
     """One `keras.layers.LSTMCell` step given `x_projection = x @ cell.kernel + cell.bias`.
 
     Args:
-        cell: a built LSTMCell (no dropout); its recurrent kernel is used here.
+        cell: the LSTMCell (its activations).
+        params: `lstm_params(cell, ...)`.
         x_projection: (B, 4 units), input projection including the bias.
         h, c: (B, units) previous output and carry.
     Returns:
         (h, c) new output and carry: i, f, g, o gates as in Keras's fused implementation.
     """
-    z = x_projection + ops.matmul(h, ops.cast(cell.recurrent_kernel, h.dtype))
+    z = x_projection + ops.matmul(h, params["recurrent"])
     z_i, z_f, z_g, z_o = ops.split(z, 4, axis=-1)
     i = cell.recurrent_activation(z_i)
     f = cell.recurrent_activation(z_f)
@@ -136,6 +179,6 @@ def lstm_update(cell, x_projection, h, c):
 
 
 def project(x, kernel, bias=None):
-    """x @ kernel (+ bias) in x's dtype, for (B, D) or (B, T, D) inputs."""
-    y = ops.matmul(x, ops.cast(kernel, x.dtype))
-    return y if bias is None else y + ops.cast(bias, x.dtype)
+    """x @ kernel (+ bias), for (B, D) or (B, T, D) inputs."""
+    y = ops.matmul(x, kernel)
+    return y if bias is None else y + bias

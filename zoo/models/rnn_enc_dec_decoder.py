@@ -6,7 +6,7 @@ from keras import ops
 from zoo.models.checks import check_positive_int
 from zoo.models.decoder_base import DecoderBase
 from zoo.models.maxout import Maxout
-from zoo.models.recurrence import gru_input_bias, gru_update, project
+from zoo.models.recurrence import gru_params, gru_update, project
 
 
 @keras.saving.register_keras_serializable(package="zoo")
@@ -95,29 +95,37 @@ class RNNEncDecDecoder(DecoderBase):
         """cache: memory, mask (B, Ts), context c = tanh(V h_Tx), s_0 = tanh(V' c), and
         c_projection = c @ K_c + b (B, 3 units), c's constant share of the GRU input."""
         context = self.V(encoder_states[0])  # (B, context_units)
-        kernel = self.cell.kernel[self.embedding_dim :]  # the rows of K that read c
+        gru = self._loop_params()["gru"]
         return {
             "memory": memory,
             "mask": ops.cast(source_mask, "bool"),
             "context": context,
-            "c_projection": project(context, kernel, gru_input_bias(self.cell)),
+            "c_projection": project(
+                ops.cast(context, self.compute_dtype), gru["kernels"][1], gru["input_bias"]
+            ),
             "s_0": self.V_prime(context),
         }
 
     def initial_state(self, cache):
         return (ops.cast(cache["s_0"], self.compute_dtype),)
 
-    def _step_inputs(self, ids):
+    def _loop_params(self):
+        """The GRU's weights split for [E y; c]: kernels [K_E, K_c] (K = [K_E; K_c])."""
+        context_dim = self.cell.kernel.shape[0] - self.embedding_dim
+        sizes = [self.embedding_dim, context_dim]
+        return {"gru": gru_params(self.cell, sizes, self.compute_dtype)}
+
+    def _step_inputs(self, ids, params):
         """E y (B, [Tt,] m) and E y @ K_E (B, [Tt,] 3 units)."""
         embedded = self.embedding(ids)
-        return embedded, project(embedded, self.cell.kernel[: self.embedding_dim])
+        return embedded, project(embedded, params["gru"]["kernels"][0])
 
-    def _advance(self, inputs, state, cache, training=None):
+    def _advance(self, inputs, state, cache, params, training=None):
         _, embedded_projection = inputs
         (s_prev,) = state  # (B, n)
         # s_i = GRU([E y_{i-1}; c], s_{i-1}): [E y; c] @ K + b = E y @ K_E + (c @ K_c + b)
         x = embedded_projection + ops.cast(cache["c_projection"], self.compute_dtype)
-        s_new = gru_update(self.cell, x, s_prev)
+        s_new = gru_update(self.cell, params["gru"], x, s_prev)
         weights = ops.zeros_like(cache["mask"], dtype=self.compute_dtype)  # (B, Ts)
         return (s_prev,), (s_new,), weights
 
