@@ -195,3 +195,12 @@ def test_keras_export_archive_tracks_the_tokenizer(tokenizers, val_en, tmp_path,
     restored = tf.saved_model.load(str(tmp_path / "archive"))
     got = restored.round_trip(tf.constant(val_en[:10])).numpy()
     np.testing.assert_array_equal(got, tok.detokenize(tok.tokenize(val_en[:10])).numpy())
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("vocab_size", [4, 0, 99.5, "100", True, None])
+def test_bad_vocab_size_is_refused_before_training(kind, vocab_size):
+    from zoo.text import train_tokenizer
+
+    with pytest.raises(ValueError, match=r"vocab_size must be an int greater than 4.*received"):
+        train_tokenizer(kind, SENTENCES[:2], vocab_size=vocab_size)

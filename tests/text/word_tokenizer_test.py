@@ -61,5 +61,5 @@ def test_lowercase_option(train_en):
 
 
 def test_rejects_tiny_vocab():
-    with pytest.raises(ValueError, match="vocab_size"):
+    with pytest.raises(ValueError, match="vocab_size must be an int greater than 4"):
         WordTokenizer.train(["a"], vocab_size=4)

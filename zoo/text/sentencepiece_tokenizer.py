@@ -21,7 +21,7 @@ from zoo.constants import (
     UNK_TOKEN,
 )
 from zoo.text.normalize import normalize_texts
-from zoo.text.tokenizer import Tokenizer
+from zoo.text.tokenizer import Tokenizer, check_vocab_size
 
 MODEL_FILE = "sentencepiece.model"
 MODEL_TYPES = ("unigram", "bpe")
@@ -119,8 +119,7 @@ class SentencePieceTokenizer(Tokenizer):
         """
         if model_type not in MODEL_TYPES:
             raise ValueError(f"model_type must be one of {MODEL_TYPES}, received {model_type!r}.")
-        if int(vocab_size) <= 4:
-            raise ValueError(f"vocab_size must be greater than 4, received {vocab_size}.")
+        vocab_size = check_vocab_size(vocab_size)
         texts = [t for t in normalize_texts(sentences, lowercase) if t]
         if not texts:
             raise ValueError("Cannot train a SentencePiece model on no (non-empty) sentences.")

@@ -8,9 +8,10 @@ TensorFlow / tensorflow-text ops and works eagerly, inside `tf.function` and in 
 import json
 import os
 
+import numpy as np
 import tensorflow as tf
 
-from zoo.constants import END_ID, PAD_ID, START_ID
+from zoo.constants import END_ID, PAD_ID, RESERVED_TOKENS, START_ID
 from zoo.text.normalize import as_string_vector, normalize
 
 CONFIG_FILE = "tokenizer.json"
@@ -39,6 +40,20 @@ def clean_ids(ids):
     after_end = tf.cumsum(tf.cast(tf.equal(ids, END_ID), tf.int32), axis=1) > 0
     keep = ~after_end & tf.not_equal(ids, PAD_ID) & tf.not_equal(ids, START_ID)
     return tf.ragged.boolean_mask(ids, keep)
+
+
+def check_vocab_size(vocab_size):
+    """`vocab_size` as an int; ValueError unless it is an int above the 4 reserved ids."""
+    if (
+        isinstance(vocab_size, bool)
+        or not isinstance(vocab_size, int | np.integer)
+        or vocab_size <= len(RESERVED_TOKENS)
+    ):
+        raise ValueError(
+            f"vocab_size must be an int greater than {len(RESERVED_TOKENS)} (the reserved ids), "
+            f"received {vocab_size!r}."
+        )
+    return int(vocab_size)
 
 
 class Tokenizer(tf.Module):

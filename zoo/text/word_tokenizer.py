@@ -6,15 +6,9 @@ import tensorflow as tf
 import tensorflow_text as tf_text
 
 from zoo.constants import RESERVED_TOKENS, UNK_ID
-from zoo.text.tokenizer import Tokenizer
-from zoo.text.vocabulary import (
-    JOINER,
-    check_vocab,
-    join_tokens,
-    lookup_table,
-    read_vocab,
-    write_vocab,
-)
+from zoo.text.tokenizer import check_vocab_size
+from zoo.text.vocabulary import JOINER
+from zoo.text.vocabulary_tokenizer import VocabularyTokenizer
 
 # A token is a run of letters / digits / marks, or a single other (punctuation) character.
 _SPLIT = r"\s+|[^\p{L}\p{N}\p{M}\s]"
@@ -34,7 +28,7 @@ def split_words(strings):
     return tokens.with_flat_values(tf.where(attached.flat_values, JOINER + flat, flat))
 
 
-class WordTokenizer(Tokenizer):
+class WordTokenizer(VocabularyTokenizer):
     """Word-level tokenizer of Bahdanau et al. (2014, Sec. 5.1) and Luong et al. (2015, Sec. 4.1):
     the K most frequent words of the training text, every other word mapped to <unk>.
 
@@ -55,19 +49,14 @@ class WordTokenizer(Tokenizer):
     kind = "word"
 
     def __init__(self, vocab, lowercase=False, name=None):
-        super().__init__(lowercase=lowercase, name=name)
-        self.vocab = check_vocab(vocab)
-        self._vocab_size = len(self.vocab)
-        self._table = lookup_table(self.vocab, default_value=UNK_ID)
-        self._tokens = tf.constant(self.vocab, dtype=tf.string)
+        super().__init__(vocab, lowercase=lowercase, name=name, missing_id=UNK_ID)
 
     @classmethod
     def train(cls, sentences, vocab_size=30000, lowercase=False, min_count=1):
         """Keeps the `vocab_size - 4` most frequent tokens of `sentences` (ties: alphabetical)."""
         from zoo.text.normalize import normalize_texts
 
-        if int(vocab_size) <= len(RESERVED_TOKENS):
-            raise ValueError(f"vocab_size must be greater than 4, received {vocab_size}.")
+        vocab_size = check_vocab_size(vocab_size)
         counts = collections.Counter()
         texts = normalize_texts(sentences, lowercase)
         for start in range(0, len(texts), 8192):
@@ -78,26 +67,8 @@ class WordTokenizer(Tokenizer):
         ranked = sorted(
             (kv for kv in counts.items() if kv[1] >= min_count), key=lambda kv: (-kv[1], kv[0])
         )
-        words = [w for w, _ in ranked[: int(vocab_size) - len(RESERVED_TOKENS)]]
+        words = [w for w, _ in ranked[: vocab_size - len(RESERVED_TOKENS)]]
         return cls(list(RESERVED_TOKENS) + words, lowercase=lowercase)
-
-    @property
-    def vocab_size(self):
-        return self._vocab_size
-
-    def id_to_token(self, ids):
-        """Ids (any shape) -> their tokens (`tf.string`, same shape)."""
-        return tf.gather(self._tokens, ids)
 
     def _tokenize(self, strings):
         return tf.ragged.map_flat_values(self._table.lookup, split_words(strings))
-
-    def _detokenize(self, ids):
-        return join_tokens(tf.gather(self._tokens, ids))
-
-    def _save_files(self, directory):
-        write_vocab(self.vocab, directory)
-
-    @classmethod
-    def _from_files(cls, directory, config):
-        return cls(read_vocab(directory), lowercase=config["lowercase"])

@@ -8,18 +8,12 @@ import tensorflow_text as tf_text
 
 from zoo.constants import RESERVED_TOKENS, UNK_TOKEN
 from zoo.text.normalize import normalize_texts
-from zoo.text.tokenizer import Tokenizer
-from zoo.text.vocabulary import (
-    JOINER,
-    check_vocab,
-    join_tokens,
-    lookup_table,
-    read_vocab,
-    write_vocab,
-)
+from zoo.text.tokenizer import check_vocab_size
+from zoo.text.vocabulary import JOINER
+from zoo.text.vocabulary_tokenizer import VocabularyTokenizer
 
 
-class WordPieceTokenizer(Tokenizer):
+class WordPieceTokenizer(VocabularyTokenizer):
     """WordPiece subword tokenizer (Wu et al., 2016, Sec. 4.1) with exact punctuation spacing.
 
     Text is split on whitespace only; each whitespace-delimited word is then cut into
@@ -49,11 +43,7 @@ class WordPieceTokenizer(Tokenizer):
     kind = "wordpiece"
 
     def __init__(self, vocab, lowercase=False, name=None):
-        super().__init__(lowercase=lowercase, name=name)
-        self.vocab = check_vocab(vocab)
-        self._vocab_size = len(self.vocab)
-        self._table = lookup_table(self.vocab, default_value=-1)
-        self._tokens = tf.constant(self.vocab, dtype=tf.string)
+        super().__init__(vocab, lowercase=lowercase, name=name, missing_id=-1)
         self._wordpiece = tf_text.WordpieceTokenizer(
             self._table,
             suffix_indicator=JOINER,
@@ -76,8 +66,7 @@ class WordPieceTokenizer(Tokenizer):
         """
         from tensorflow_text.tools.wordpiece_vocab import wordpiece_tokenizer_learner_lib
 
-        if int(vocab_size) <= len(RESERVED_TOKENS):
-            raise ValueError(f"vocab_size must be greater than 4, received {vocab_size}.")
+        vocab_size = check_vocab_size(vocab_size)
         counts = collections.Counter()
         for text in normalize_texts(sentences, lowercase):
             counts.update(text.split(" ") if text else ())
@@ -86,7 +75,7 @@ class WordPieceTokenizer(Tokenizer):
         word_counts = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
         vocab = wordpiece_tokenizer_learner_lib.learn(
             word_counts,
-            vocab_size=int(vocab_size),
+            vocab_size=vocab_size,
             reserved_tokens=list(RESERVED_TOKENS),
             lower_thresh=int(min_count),
             max_unique_chars=int(max_chars),
@@ -96,25 +85,7 @@ class WordPieceTokenizer(Tokenizer):
         vocab = list(dict.fromkeys(vocab))  # the learner never repeats, but be sure
         return cls(vocab, lowercase=lowercase)
 
-    @property
-    def vocab_size(self):
-        return self._vocab_size
-
-    def id_to_token(self, ids):
-        """Ids (any shape) -> their tokens (`tf.string`, same shape)."""
-        return tf.gather(self._tokens, ids)
-
     def _tokenize(self, strings):
         words = tf.strings.split(strings, sep=" ")
         words = tf.ragged.boolean_mask(words, tf.strings.length(words) > 0)
         return self._wordpiece.tokenize(words).merge_dims(-2, -1)
-
-    def _detokenize(self, ids):
-        return join_tokens(tf.gather(self._tokens, ids))
-
-    def _save_files(self, directory):
-        write_vocab(self.vocab, directory)
-
-    @classmethod
-    def _from_files(cls, directory, config):
-        return cls(read_vocab(directory), lowercase=config["lowercase"])
