@@ -1,4 +1,4 @@
-"""Luong et al. (2015): global attention location-based attention.
+"""Luong et al. (2015): global attention with the location-based score.
 
 Effective Approaches to Attention-based Neural Machine Translation (Luong, Pham and
 Manning, EMNLP 2015, https://arxiv.org/abs/1508.04025), section 3.1: at every target
@@ -73,5 +73,5 @@ if __name__ == "__main__":
         recipe="luong_global_location",
         family="luong",
         description=__doc__,
-        max_source_length=lambda args: source_positions(args),
+        max_source_length=source_positions,
     )
