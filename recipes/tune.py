@@ -1,4 +1,4 @@
-"""Hyperparameter search over the attention variants and sizes of both papers (keras-tuner).
+r"""Hyperparameter search over the attention variants and sizes of both papers (keras-tuner).
 
     python recipes/tune.py --tuner bayesian --objective bleu --max-trials 20 --epochs 2 \
         --size base --fix optimizer=adam --directory runs/tune
@@ -16,6 +16,7 @@ import sys
 
 from zoo import tuning
 from zoo.tuning import space
+from zoo.workflow.arguments import positive_int
 
 
 def parser():
@@ -51,20 +52,20 @@ def parser():
     )
     p.add_argument(
         "--max-trials",
-        type=int,
+        type=positive_int,
         default=10,
         help="configurations to try in all, counting those of an earlier run in the same "
         "--directory (default 10).",
     )
     p.add_argument(
         "--epochs",
-        type=int,
+        type=positive_int,
         default=1,
         help="epochs per trial (Hyperband: the most a configuration gets). Default 1.",
     )
     p.add_argument(
         "--steps-per-trial",
-        type=int,
+        type=positive_int,
         default=None,
         help="train each trial for this many batches in all (spread over --epochs) instead "
         "of whole passes over the training data.",
@@ -94,27 +95,29 @@ def parser():
     )
     p.add_argument(
         "--train-limit",
-        type=int,
+        type=positive_int,
         default=None,
         help="use only the first N training pairs (default: all).",
     )
     p.add_argument(
         "--eval-limit",
-        type=int,
+        type=positive_int,
         default=1000,
         help="use only the first N validation pairs for the objective (default 1000).",
     )
     p.add_argument(
         "--vocab-size",
-        type=int,
+        type=positive_int,
         default=8000,
         help="SentencePiece vocabulary size per language, trained on the training slice "
         "(default 8000; use a few hundred with a small --train-limit).",
     )
-    p.add_argument("--batch-size", type=int, default=64, help="sentence pairs per batch (64).")
+    p.add_argument(
+        "--batch-size", type=positive_int, default=64, help="sentence pairs per batch (64)."
+    )
     p.add_argument(
         "--max-length",
-        type=int,
+        type=positive_int,
         default=50,
         help="drop training pairs with a side longer than this many tokens (default 50).",
     )
@@ -132,9 +135,6 @@ def main(argv=None):
         fixed = space.parse_fixed(args.fix)
     except ValueError as error:
         p.error(str(error))
-    for flag, value in (("--max-trials", args.max_trials), ("--epochs", args.epochs)):
-        if value < 1:
-            p.error(f"{flag} must be at least 1, got {value}.")
     result = tuning.tune(
         args.data,
         args.source_lang,

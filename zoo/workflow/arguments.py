@@ -64,7 +64,7 @@ def _number(convert, minimum, strict, what):
 
 
 _positive_float = _number(float, 0.0, True, "a positive number")
-_positive_int = _number(int, 1, False, "a positive integer")
+positive_int = _number(int, 1, False, "a positive integer")
 _non_negative_int = _number(int, 0, False, "an integer >= 0")
 _non_negative_float = _number(float, 0.0, False, "a number >= 0")
 
@@ -138,7 +138,7 @@ def make_parser(recipe, family, description=None, switches=None):
     )
     data.add_argument(
         "--vocab-size",
-        type=_positive_int,
+        type=positive_int,
         default=DEFAULT_VOCAB_SIZE,
         help=f"vocabulary size per language, 4 reserved ids included (default: "
         f"{DEFAULT_VOCAB_SIZE}; the papers used 30k (Bahdanau) and 50k (Luong) words on WMT)",
@@ -146,20 +146,20 @@ def make_parser(recipe, family, description=None, switches=None):
     data.add_argument("--lowercase", action="store_true", help="lowercase text before tokenizing")
     data.add_argument(
         "--max-length",
-        type=_positive_int,
+        type=positive_int,
         default=50,
         help="drop training pairs with more tokens than this on either side (default: 50, "
         "as in Luong et al.)",
     )
     data.add_argument(
         "--train-limit",
-        type=_positive_int,
+        type=positive_int,
         default=None,
         help="use only the first N training pairs (quick runs, CI)",
     )
     data.add_argument(
         "--eval-limit",
-        type=_positive_int,
+        type=positive_int,
         default=None,
         help="use only the first N validation and test pairs (quick runs, CI)",
     )
@@ -196,7 +196,7 @@ def make_parser(recipe, family, description=None, switches=None):
     if "window" in switches:
         model.add_argument(
             "--window",
-            type=_positive_int,
+            type=positive_int,
             default=None,
             help="half-width D of the local attention window (default: the preset's, 10)",
         )
@@ -218,13 +218,13 @@ def make_parser(recipe, family, description=None, switches=None):
     )
     training.add_argument(
         "--epochs",
-        type=_positive_int,
+        type=positive_int,
         default=None,
         help=f"passes over the training data (default: {PAPER_EPOCHS[family]})",
     )
     training.add_argument(
         "--max-steps",
-        type=_positive_int,
+        type=positive_int,
         default=None,
         help="stop after this many optimizer steps in total",
     )
@@ -237,7 +237,7 @@ def make_parser(recipe, family, description=None, switches=None):
     )
     training.add_argument(
         "--batch-size",
-        type=_positive_int,
+        type=positive_int,
         default=None,
         help="sentence pairs per batch (default: 80 for Bahdanau, 128 for Luong, as in the papers)",
     )
@@ -256,7 +256,7 @@ def make_parser(recipe, family, description=None, switches=None):
     )
     training.add_argument(
         "--checkpoint-every",
-        type=_positive_int,
+        type=positive_int,
         default=500,
         help="write a checkpoint every N steps (and at each epoch end); a crash loses at most "
         "N steps (default: 500)",
@@ -280,7 +280,7 @@ def make_parser(recipe, family, description=None, switches=None):
     evaluation = parser.add_argument_group("evaluation and output")
     evaluation.add_argument(
         "--beam-size",
-        type=_positive_int,
+        type=positive_int,
         default=5,
         help="beam size of the final evaluation and of the exported translator (default: 5); "
         "greedy search is scored too",
@@ -293,7 +293,7 @@ def make_parser(recipe, family, description=None, switches=None):
     )
     evaluation.add_argument(
         "--eval-batch-size",
-        type=_positive_int,
+        type=positive_int,
         default=64,
         help="sentences translated at once (default: 64)",
     )
