@@ -74,3 +74,18 @@ def test_bad_arguments_raise():
         LuongSchedule(steps_per_epoch=0)
     with pytest.raises(ValueError, match="decay_factor"):
         LuongSchedule(steps_per_epoch=3, decay_factor=2.0)
+
+
+@pytest.mark.parametrize(
+    "kwargs,name",
+    [
+        ({"steps_per_epoch": 2.5}, "steps_per_epoch"),
+        ({"steps_per_epoch": True}, "steps_per_epoch"),
+        ({"steps_per_epoch": 3, "decay_after_epochs": 1.5}, "decay_after_epochs"),
+        ({"steps_per_epoch": 3, "initial_learning_rate": float("nan")}, "initial_learning_rate"),
+        ({"steps_per_epoch": 3, "initial_learning_rate": 0.0}, "initial_learning_rate"),
+    ],
+)
+def test_schedule_refuses_values_it_would_truncate_or_cannot_use(kwargs, name):
+    with pytest.raises(ValueError, match=f"{name} must be .*received"):
+        LuongSchedule(**kwargs)

@@ -1,7 +1,14 @@
 """Luong et al. (2015) learning-rate schedule, in optimizer steps."""
 
+import math
+
 import keras
+import numpy as np
 from keras import ops
+
+
+def _is_int(value):
+    return isinstance(value, int | np.integer) and not isinstance(value, bool)
 
 
 @keras.saving.register_keras_serializable(package="zoo")
@@ -35,12 +42,19 @@ class LuongSchedule(keras.optimizers.schedules.LearningRateSchedule):
         decay_after_epochs=5,
         decay_factor=0.5,
     ):
-        if int(steps_per_epoch) <= 0:
+        if not _is_int(steps_per_epoch) or steps_per_epoch <= 0:
             raise ValueError(
                 f"steps_per_epoch must be a positive integer; received {steps_per_epoch!r}."
             )
-        if int(decay_after_epochs) < 0:
-            raise ValueError(f"decay_after_epochs must be >= 0; received {decay_after_epochs!r}.")
+        if not _is_int(decay_after_epochs) or decay_after_epochs < 0:
+            raise ValueError(
+                f"decay_after_epochs must be an integer >= 0; received {decay_after_epochs!r}."
+            )
+        if not (math.isfinite(float(initial_learning_rate)) and initial_learning_rate > 0):
+            raise ValueError(
+                "initial_learning_rate must be a finite number > 0; received "
+                f"{initial_learning_rate!r}."
+            )
         if not 0.0 < float(decay_factor) <= 1.0:
             raise ValueError(f"decay_factor must be in (0, 1]; received {decay_factor!r}.")
         self.steps_per_epoch = int(steps_per_epoch)
