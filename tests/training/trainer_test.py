@@ -193,6 +193,14 @@ def test_evaluate_matches_loss_over_whole_dataset():
     assert metrics["tokens"] == tokens
 
 
+def test_evaluate_without_target_tokens_raises_instead_of_nan():
+    model = toy_model()
+    ds = toy_dataset(0, n=4, batch_size=2, shuffle=False)
+    padding_only = ds.map(lambda inputs, targets: (inputs, targets * 0))
+    with pytest.raises(ValueError, match="no target tokens"):
+        training.evaluate(model, padding_only)
+
+
 def _free_ports(n):
     sockets = [socket.socket() for _ in range(n)]
     for s in sockets:

@@ -82,6 +82,11 @@ def _run_eval(eval_step, dataset, strategy, verbose):
         total = [t + float(x) for t, x in zip(total, out, strict=True)]
         if bar:
             bar.update(i + 1, [("loss", total[0] / max(total[2], 1.0))])
+    if not total[2]:
+        raise ValueError(
+            "Cannot evaluate on a dataset with no target tokens (every target_out_ids entry is "
+            f"padding, or the dataset is empty; received {n} batches)."
+        )
     return _stats(*total)
 
 
@@ -95,6 +100,9 @@ def evaluate(model, dataset, *, strategy=None, verbose=0):
 
     Returns:
         {"loss", "ppl", "accuracy", "tokens"}: token-weighted over the whole dataset.
+
+    Raises:
+        ValueError: when the dataset holds no real (non-padding) target token.
     """
     strategy = strategy or tf.distribute.get_strategy()
     return _run_eval(_make_eval_step(model, strategy), dataset, strategy, verbose)
