@@ -135,5 +135,10 @@ def test_saved_model_translator_and_cli(exported, capsys):
         np.testing.assert_allclose(g.weights, e.weights, atol=1e-5)
     with pytest.raises(ValueError, match="exported with beam size 2"):
         serving.translate(MIXED, beam_size=3)
+    for bad in (0, -1, 2.5):
+        with pytest.raises(ValueError, match="batch_size must be an int >= 1"):
+            serving.translate(MIXED, batch_size=bad)
+    with pytest.raises(ValueError, match="batch_size must be an int >= 1"):
+        SavedModelTranslator(path, batch_size=0)
     assert cli.main(["translate", path, MIXED[0], MIXED[1]]) == 0
     assert capsys.readouterr().out.split("\n")[:2] == translator.translate(MIXED[:2])

@@ -57,9 +57,9 @@ def export_translator(translator, path, beam_size=None, greedy=True, verbose=Fal
     """
     import keras
 
-    beam_size = translator.beam_size if beam_size is None else beam_size
-    if isinstance(beam_size, bool) or not isinstance(beam_size, int) or beam_size < 1:
-        raise ValueError(f"beam_size must be an int >= 1, received {beam_size!r}.")
+    from zoo.translator import _check_int
+
+    beam_size = translator.beam_size if beam_size is None else _check_int("beam_size", beam_size)
     path = os.fspath(path)
     archive = keras.export.ExportArchive()
     archive.track(translator.model)

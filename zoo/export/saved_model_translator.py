@@ -7,7 +7,7 @@ import numpy as np
 import tensorflow as tf
 
 from zoo.export.saved_model import METADATA_FILE, load_exported
-from zoo.translator import _check_sentences, to_translation
+from zoo.translator import _check_int, _check_sentences, to_translation
 
 
 class SavedModelTranslator:
@@ -32,10 +32,8 @@ class SavedModelTranslator:
         path = os.fspath(path)
         if not os.path.isfile(os.path.join(path, "saved_model.pb")):
             raise ValueError(f"{path} is not a SavedModel folder (no saved_model.pb).")
-        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-            raise ValueError(f"batch_size must be an int >= 1, received {batch_size!r}.")
         self.path = path
-        self.batch_size = batch_size
+        self.batch_size = _check_int("batch_size", batch_size)
         self.metadata = {}
         metadata_path = os.path.join(path, METADATA_FILE)
         if os.path.isfile(metadata_path):
@@ -60,7 +58,7 @@ class SavedModelTranslator:
 
         sentences = _check_sentences(sentences)
         endpoint = self._endpoint(beam_size)
-        batch_size = batch_size or self.batch_size
+        batch_size = self.batch_size if batch_size is None else _check_int("batch_size", batch_size)
         order = sorted(range(len(sentences)), key=lambda i: -len(sentences[i]))
         outputs = [None] * len(sentences)
         with tqdm(total=len(sentences), unit="sent", desc="translate", disable=not progress) as bar:
