@@ -58,6 +58,15 @@ def test_corpus_checks_lengths():
         Corpus("x", "de", "en", "train", ["a", "b"], ["c"])
 
 
+def test_take_keeps_the_first_pairs_and_refuses_bad_counts():
+    corpus = Corpus("x", "de", "en", "train", ["a", "b", "c"], ["A", "B", "C"])
+    assert corpus.take(2).pairs() == [("a", "A"), ("b", "B")]
+    assert len(corpus.take(5)) == 3 and len(corpus.take(0)) == 0
+    for bad in (-1, 1.5, True):
+        with pytest.raises(ValueError, match="int count >= 0"):
+            corpus.take(bad)
+
+
 def test_default_data_dir_is_beside_the_checkout(monkeypatch):
     from pathlib import Path
 

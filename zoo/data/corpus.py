@@ -74,6 +74,8 @@ class Corpus:
 
     def take(self, count):
         """The first `count` pairs as a new Corpus (for quick experiments and tests)."""
+        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+            raise ValueError(f"Corpus.take needs an int count >= 0, received {count!r}.")
         return dataclasses.replace(self, source=self.source[:count], target=self.target[:count])
 
     def dataset(self, source_tokenizer, target_tokenizer, **kwargs):

@@ -1,14 +1,15 @@
 """Where corpora are read from and cached.
 
 - `data_dir()`: `$ZOO_DATA_DIR` when set, else the `shared/data` folder beside the checkout
-  (`Path(zoo.__file__).parents[2] / "shared" / "data"`, i.e. `<repo>/../shared/data`).
+  (`<repo>/../shared/data`).
 - `cache_dir()`: `$ZOO_CACHE_DIR` when set, else `~/.cache/zoo`; downloads are kept there.
 """
 
 import os
 from pathlib import Path
 
-import zoo
+# zoo/data/paths.py -> parents: zoo/data, zoo, <repo>, the folder that holds the checkout.
+_BESIDE_CHECKOUT = Path(__file__).resolve().parents[3]
 
 
 def data_dir():
@@ -16,7 +17,7 @@ def data_dir():
     value = os.environ.get("ZOO_DATA_DIR")
     if value:
         return Path(value).expanduser()
-    return Path(zoo.__file__).resolve().parents[2] / "shared" / "data"
+    return _BESIDE_CHECKOUT / "shared" / "data"
 
 
 def cache_dir():
