@@ -58,6 +58,22 @@ def test_fast_path_equals_stepwise_path(toy_batch, name):
     np.testing.assert_allclose(stepwise, fast, atol=1e-5)
 
 
+@pytest.mark.parametrize("name", ["luong_global_general", "luong_local_p_dot", "luong_base"])
+def test_fused_keras_layer_path_equals_stepwise_path(toy_batch, name, monkeypatch):
+    """The whole-sequence path through the Keras LSTM layers (taken where cuDNN runs them)."""
+    import zoo.models.luong_decoder as luong_decoder
+
+    monkeypatch.setattr(luong_decoder, "fused_rnn_available", lambda: True)
+    source, target = toy_batch
+    model = build(name, "tiny", 20, 17, input_feeding=False)
+    encoder, decoder = model.get_layer("encoder"), model.get_layer("decoder")
+    memory, mask, states = encoder(source)
+    fused = decoder(target, memory, mask, states)
+    cache = decoder.prepare(memory, mask, states)
+    stepwise, _ = decoder._stepwise_logits(target, cache, False)
+    np.testing.assert_allclose(stepwise, fused, atol=1e-5)
+
+
 def test_attentional_state_and_input_feeding_match_numpy():
     """h~_t = tanh(W_c [c_t; h_t]) (eq. 5); logits = W_s h~_t (eq. 6); the next step's first
     layer input is [E y; h~_t] (§3.3)."""

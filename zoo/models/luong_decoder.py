@@ -7,7 +7,7 @@ from zoo.layers import AttentionBase, LocalAttention
 from zoo.models.checks import check_positive_int, check_rate
 from zoo.models.decoder_base import DecoderBase
 from zoo.models.initializers import uniform_or_default
-from zoo.models.recurrence import lstm_params, lstm_update, project, scan_steps
+from zoo.models.recurrence import fused_rnn_available, lstm_params, lstm_update, project, scan_steps
 
 
 @keras.saving.register_keras_serializable(package="zoo")
@@ -253,6 +253,14 @@ class LuongDecoder(DecoderBase):
             return logits
         # Fast path: each layer over the whole sequence (its input projection in one matmul),
         # then attention for all steps in one call with a 3-D query.
+        if fused_rnn_available():  # cuDNN: the Keras LSTM layers over the whole sequence
+            x = self.embedding(ops.cast(target_ids, "int32"))  # (B, Tt, m)
+            for i, lstm in enumerate(self.lstms):
+                if i > 0:
+                    x = self.dropouts[i - 1](x, training=training)
+                initial = [cache[f"h_{i + 1}"], cache[f"c_{i + 1}"]]
+                x, _, _ = lstm(x, initial_state=initial, training=training)  # (B, Tt, units)
+            return self._attentional_readout(x, cache, training)
         params = self._loop_params()
         (projection,) = self._step_inputs(ops.cast(target_ids, "int32"), params)  # (B, Tt, 4u)
         x = None
@@ -263,6 +271,10 @@ class LuongDecoder(DecoderBase):
                 projection = project(x, layer["kernels"][0], layer["input_bias"])
             h, c = (ops.cast(cache[f"{k}_{i + 1}"], self.compute_dtype) for k in "hc")
             x = self._lstm_sequence(i, params, projection, h, c)  # (B, Tt, units)
+        return self._attentional_readout(x, cache, training)
+
+    def _attentional_readout(self, x, cache, training):
+        """Logits from the top layer's h (B, Tt, units), attention for all steps at once."""
         if self.attention is not None:
             context, _ = self._attend(x, cache, None)  # positions 0..Tt-1 for local
             x = self._attentional(x, context)  # (B, Tt, units)

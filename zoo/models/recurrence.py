@@ -78,6 +78,19 @@ def scan_steps(step_fn, state, inputs):
     return tree.pack_sequence_as(state, flat_state), tree.pack_sequence_as(outputs, stacked)
 
 
+def fused_rnn_available():
+    """True where Keras's whole-sequence RNN layers run a fused kernel (cuDNN: the
+    TensorFlow backend with a visible GPU); there a decoder's whole-sequence path calls the
+    Keras layer instead of `scan_steps` over `lstm_update`. On a CPU the Keras layer loops
+    over `cell.call`, which projects each step's input separately, so the hoisted loop here
+    is faster."""
+    if keras.backend.backend() != "tensorflow":
+        return False
+    import tensorflow as tf
+
+    return bool(tf.config.list_logical_devices("GPU"))
+
+
 def _row_blocks(kernel, input_sizes):
     """The row blocks of a (sum(input_sizes), N) kernel, one per input part."""
     if len(input_sizes) == 1:

@@ -1,0 +1,65 @@
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from zoo.models.recurrence import (
+    gru_params,
+    gru_update,
+    lstm_params,
+    lstm_update,
+    project,
+    scan_steps,
+)
+
+
+def _running_sum(xs):
+    def step(state, x):
+        (total,) = state
+        return (total + x,), {"before": total, "double": 2.0 * x}
+
+    return scan_steps(step, (tf.zeros_like(xs[0]),), xs)
+
+
+@pytest.mark.parametrize("jit_compile", [False, True])
+def test_scan_steps_carries_state_and_stacks_outputs(jit_compile):
+    xs = np.random.default_rng(0).normal(size=(5, 3)).astype("float32")  # (T, B)
+    (total,), outputs = tf.function(_running_sum, jit_compile=jit_compile)(xs)
+    np.testing.assert_allclose(total, xs.sum(0), atol=1e-6)
+    before = np.concatenate([np.zeros((1, 3), "float32"), np.cumsum(xs, 0)[:-1]])
+    np.testing.assert_allclose(outputs["before"], before, atol=1e-6)
+    np.testing.assert_allclose(outputs["double"], 2 * xs, atol=1e-6)
+
+
+def test_scan_steps_single_step_and_eager():
+    xs = np.ones((1, 2), "float32")
+    (total,), outputs = _running_sum(xs)
+    np.testing.assert_allclose(total, [1.0, 1.0])
+    assert tuple(outputs["before"].shape) == (1, 2)
+
+
+@pytest.mark.parametrize("reset_after", [False, True])
+def test_gru_update_equals_keras_gru_cell(reset_after):
+    rng = np.random.default_rng(1)
+    cell = keras.layers.GRUCell(6, reset_after=reset_after)
+    cell.build((None, 7))
+    cell.set_weights([rng.normal(size=w.shape).astype("float32") for w in cell.weights])
+    a, b, h = (rng.normal(size=(4, n)).astype("float32") for n in (3, 4, 6))
+    expected, _ = cell(np.concatenate([a, b], -1), [h])
+    params = gru_params(cell, [3, 4], "float32")
+    x = project(a, params["kernels"][0], params["input_bias"]) + project(b, params["kernels"][1])
+    np.testing.assert_allclose(gru_update(cell, params, x, h), expected, atol=1e-5)
+
+
+def test_lstm_update_equals_keras_lstm_cell():
+    rng = np.random.default_rng(2)
+    cell = keras.layers.LSTMCell(5)
+    cell.build((None, 7))
+    cell.set_weights([rng.normal(size=w.shape).astype("float32") for w in cell.weights])
+    a, b, h, c = (rng.normal(size=(3, n)).astype("float32") for n in (2, 5, 5, 5))
+    expected_h, (_, expected_c) = cell(np.concatenate([a, b], -1), [h, c])
+    params = lstm_params(cell, [2, 5], "float32")
+    x = project(a, params["kernels"][0], params["input_bias"]) + project(b, params["kernels"][1])
+    new_h, new_c = lstm_update(cell, params, x, h, c)
+    np.testing.assert_allclose(new_h, expected_h, atol=1e-5)
+    np.testing.assert_allclose(new_c, expected_c, atol=1e-5)
