@@ -89,7 +89,10 @@ class BahdanauAttention(AttentionBase):
             if self.normalize:
                 hidden = hidden + self.b
                 v = self.g * v / ops.sqrt(ops.sum(ops.square(v)))
-            scores = ops.sum(ops.tanh(hidden) * ops.cast(v, self.compute_dtype), axis=-1)
+            # v_a · tanh(...) as one matmul over the last axis (one pass over the
+            # (B, Tq, Ts, units) tensor instead of a multiply and a sum).
+            v = ops.expand_dims(ops.cast(v, self.compute_dtype), -1)  # (units, 1)
+            scores = ops.squeeze(ops.matmul(ops.tanh(hidden), v), -1)
             return masked_softmax(scores, None if mask is None else ops.expand_dims(mask, 1))
 
         return self._attend(query, memory, mask, weights_fn)

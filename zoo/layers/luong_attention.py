@@ -111,7 +111,8 @@ class LuongAttention(AttentionBase):
         if self.score == "concat":
             w_query = ops.cast(self.W_a, self.compute_dtype)[: self._query_dim]
             hidden = ops.expand_dims(ops.matmul(query, w_query), 2) + ops.expand_dims(keys, 1)
-            return ops.sum(ops.tanh(hidden) * ops.cast(self.v_a, self.compute_dtype), axis=-1)
+            v_a = ops.expand_dims(ops.cast(self.v_a, self.compute_dtype), -1)  # (units, 1)
+            return ops.squeeze(ops.matmul(ops.tanh(hidden), v_a), -1)
         # location: one score per source position, from the query alone.
         source_len = memory.shape[1]
         if source_len is not None and source_len > self.max_length:
