@@ -144,6 +144,12 @@ def test_save_and_from_directory(translator, mixed_outputs, tmp_path):
     assert Translator.from_directory(tmp_path, beam_size=3).beam_size == 3
     with pytest.raises(ValueError, match="search settings"):
         translator.save(tmp_path / "other", serving=False, metadata={"beam_size": 4})
+    translator.write_config(tmp_path, {"data": "anki-spa-eng", "source_lang": "en"})
+    assert Translator.read_metadata(tmp_path) == {
+        "data": "anki-spa-eng",
+        "source_lang": "en",
+        **translator.get_config(),
+    }
     with pytest.raises(ValueError, match="Unknown Translator setting"):
         Translator.from_directory(tmp_path, beam=3)
     with pytest.raises(ValueError, match="not a zoo output folder"):

@@ -80,6 +80,14 @@ def _check_sentences(sentences):
     return sentences
 
 
+def _check_metadata(metadata):
+    metadata = dict(metadata or {})
+    clash = sorted(set(metadata) & set(_SETTINGS))
+    if clash:
+        raise ValueError(f"metadata must not set the search settings {clash}.")
+    return metadata
+
+
 def _text(value):
     return value.decode("utf-8") if isinstance(value, bytes) else str(value)
 
@@ -352,20 +360,25 @@ class Translator:
         `{"data": "multi30k", "source_lang": "de", "target_lang": "en"}`, which
         `python -m zoo evaluate` uses as its defaults (see `read_metadata`)."""
         directory = os.fspath(directory)
-        metadata = dict(metadata or {})
-        clash = sorted(set(metadata) & set(_SETTINGS))
-        if clash:
-            raise ValueError(f"metadata must not set the search settings {clash}.")
+        _check_metadata(metadata)
         os.makedirs(directory, exist_ok=True)
         self.model.save(os.path.join(directory, MODEL_FILE))
         self.source_tokenizer.save(os.path.join(directory, SOURCE_TOKENIZER_DIR))
         self.target_tokenizer.save(os.path.join(directory, TARGET_TOKENIZER_DIR))
-        with open(os.path.join(directory, CONFIG_FILE), "w", encoding="utf-8") as f:
-            json.dump({**metadata, **self.get_config()}, f, indent=2, ensure_ascii=False)
-            f.write("\n")
+        self.write_config(directory, metadata)
         if serving:
             self.export(os.path.join(directory, SERVING_DIR))
         return directory
+
+    def write_config(self, directory, metadata=None):
+        """Writes `<directory>/translator.json`: the search settings (`get_config`) and the
+        optional `metadata` keys (see `save`). Returns the file's path."""
+        metadata = _check_metadata(metadata)
+        path = os.path.join(os.fspath(directory), CONFIG_FILE)
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump({**metadata, **self.get_config()}, f, indent=2, ensure_ascii=False)
+            f.write("\n")
+        return path
 
     @staticmethod
     def read_metadata(directory):

@@ -73,6 +73,14 @@ def test_recipe_trains_evaluates_and_exports(name, data_dir, tmp_path, capsys):
     assert metrics["beam"]["beam_size"] == 2 and metrics["greedy"]["beam_size"] == 1
     assert metrics["greedy"]["sentences"] + metrics["test_left_out"] == 6
     assert metrics["recipe"] == name and metrics["size"] == "tiny"
+    # translator.json: search settings and the data `python -m zoo evaluate` defaults to.
+    config = json.loads((out / "translator.json").read_text())
+    assert (config["data"], config["source_lang"], config["target_lang"]) == (
+        "multi30k",
+        "de",
+        "en",
+    )
+    assert config["beam_size"] == 2 and config["recipe"] == name
 
     # The files a user gets.
     for path in (

@@ -141,8 +141,12 @@ def evaluate_and_report(
     attention_plots,
     export,
     say,
+    metadata=None,
 ):
     """Scores `model` on the `test` Corpus and writes the report files into `out`.
+
+    `metadata` (e.g. data and languages) goes into translator.json beside the search
+    settings, where `python -m zoo evaluate` reads its defaults.
 
     Returns a dict: `test` (loss, ppl, accuracy), `greedy` and `beam` (corpus_scores plus
     time_s and sentences_per_s), `bleu_by_length` (rows per system), `files`.
@@ -196,8 +200,7 @@ def evaluate_and_report(
     files["attention_png"] = plot_attention_examples(
         out, translator, test.source, attention_plots, beam_size, say
     )
-    write_json(os.path.join(out, "translator.json"), translator.get_config())
-    files["translator_json"] = os.path.join(out, "translator.json")
+    files["translator_json"] = translator.write_config(out, metadata)
     if export:
         serving = os.path.join(out, "serving")
         say(f"  exporting the translator (beam {beam_size}) to {serving}")

@@ -336,6 +336,12 @@ def _run(build_model, args, strategy, chief, say, started, limit):
         attention_plots=args.attention_plots,
         export=not args.no_export,
         say=say,
+        metadata={
+            "recipe": args.recipe,
+            "data": args.data,
+            "source_lang": args.source_lang,
+            "target_lang": args.target_lang,
+        },
     )
     beam, greedy = report["beam"], report["greedy"]
     metrics = {
