@@ -218,10 +218,16 @@ def test_unsupported_score_raises(score):
         LocalAttention(score=score)
 
 
-@pytest.mark.parametrize("window", [0, -1])
+@pytest.mark.parametrize("window", [0, -1, 2.5, True])
 def test_bad_window_raises(window):
-    with pytest.raises(ValueError, match="window"):
+    with pytest.raises(ValueError, match=r"window \(D\) must be a positive int; received"):
         LocalAttention(window=window)
+
+
+@pytest.mark.parametrize("units", [0, 2.5, True])
+def test_bad_units_raise(units):
+    with pytest.raises(ValueError, match="units must be a positive int or None; received"):
+        LocalAttention(units=units)
 
 
 def test_dot_with_unequal_dims_raises():

@@ -229,3 +229,17 @@ def test_property_shapes_finite_and_reference(batch, ts, tq, dq, dm, score, data
 
 def test_registered_for_safe_loading():
     assert keras.saving.get_registered_object("zoo>LuongAttention") is LuongAttention
+
+
+@pytest.mark.parametrize(
+    "kwargs,match",
+    [
+        ({"score": "concat", "units": 0}, "units must be a positive int or None"),
+        ({"score": "concat", "units": True}, "units must be a positive int or None"),
+        ({"score": "location", "max_length": True}, "max_length"),
+        ({"score": "location", "max_length": 4.0}, "max_length"),
+    ],
+)
+def test_bad_sizes_raise(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        LuongAttention(**kwargs)

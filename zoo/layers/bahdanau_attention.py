@@ -5,7 +5,7 @@ import math
 import keras
 from keras import ops
 
-from zoo.layers.attention_base import AttentionBase, masked_softmax
+from zoo.layers.attention_base import AttentionBase, check_positive_int, masked_softmax
 
 
 @keras.saving.register_keras_serializable(package="zoo")
@@ -50,9 +50,7 @@ class BahdanauAttention(AttentionBase):
 
     def __init__(self, units, normalize=False, **kwargs):
         super().__init__(**kwargs)
-        if not isinstance(units, int) or isinstance(units, bool) or units < 1:
-            raise ValueError(f"BahdanauAttention units must be a positive int; received {units!r}.")
-        self.units = units
+        self.units = check_positive_int("BahdanauAttention", "units", units)
         self.normalize = bool(normalize)
 
     def build(self, query_shape, memory_shape):

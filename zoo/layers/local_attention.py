@@ -3,7 +3,7 @@
 import keras
 from keras import ops
 
-from zoo.layers.attention_base import AttentionBase, masked_softmax
+from zoo.layers.attention_base import AttentionBase, check_positive_int, masked_softmax
 from zoo.layers.luong_attention import LuongAttention
 
 MODES = ("monotonic", "predictive")
@@ -58,16 +58,10 @@ class LocalAttention(AttentionBase):
             raise ValueError(
                 f"LocalAttention score must be one of {LOCAL_SCORES}; received {score!r}."
             )
-        if not isinstance(window, int) or isinstance(window, bool) or window < 1:
-            raise ValueError(f"LocalAttention window (D) must be an int >= 1; received {window!r}.")
-        if units is not None and (not isinstance(units, int) or units < 1):
-            raise ValueError(
-                f"LocalAttention units must be a positive int or None; received {units!r}."
-            )
-        self.window = window
+        self.window = check_positive_int("LocalAttention", "window (D)", window)
         self.mode = mode
         self.score = score
-        self.units = units
+        self.units = check_positive_int("LocalAttention", "units", units, allow_none=True)
         self.scorer = LuongAttention(
             score=score, units=units, dtype=self.dtype_policy, name="score"
         )

@@ -3,7 +3,7 @@
 import keras
 from keras import ops
 
-from zoo.layers.attention_base import AttentionBase, masked_softmax
+from zoo.layers.attention_base import AttentionBase, check_positive_int, masked_softmax
 
 SCORES = ("dot", "general", "concat", "location")
 
@@ -54,12 +54,9 @@ class LuongAttention(AttentionBase):
         super().__init__(**kwargs)
         if score not in SCORES:
             raise ValueError(f"LuongAttention score must be one of {SCORES}; received {score!r}.")
-        if units is not None and (not isinstance(units, int) or units < 1):
-            raise ValueError(
-                f"LuongAttention units must be a positive int or None; received {units!r}."
-            )
+        units = check_positive_int("LuongAttention", "units", units, allow_none=True)
         if score == "location":
-            if not isinstance(max_length, int) or max_length < 1:
+            if isinstance(max_length, bool) or not isinstance(max_length, int) or max_length < 1:
                 raise ValueError(
                     "LuongAttention(score='location') needs max_length, a positive int (the "
                     f"longest source it can address); received max_length={max_length!r}."
