@@ -123,14 +123,9 @@ def build_parser():
 
 
 def _overrides(args):
-    names = {
-        "beam_size": "beam_size",
-        "batch_size": "batch_size",
-        "length_penalty": "length_penalty",
-    }
-    return {
-        key: getattr(args, attr) for key, attr in names.items() if getattr(args, attr) is not None
-    }
+    """The search flags given on the command line, as Translator settings."""
+    names = ("beam_size", "batch_size", "length_penalty")
+    return {name: getattr(args, name) for name in names if getattr(args, name) is not None}
 
 
 def _is_saved_model(directory):

@@ -68,7 +68,7 @@ def bleu_by_length(sources, hypotheses, references, edges=DEFAULT_LENGTH_EDGES):
         sources: N source sentences (str: length = whitespace-separated words) or N ints.
         hypotheses, references: N detokenised strings each.
         edges: increasing bin starts; bin i holds lengths in [edges[i], edges[i+1]), the
-            last bin lengths >= edges[-1].
+            last bin lengths >= edges[-1], and the first bin also any length below edges[0].
 
     Returns:
         list of rows, one per bin: {"bin": "10-19" / "60+", "min_length", "max_length"
