@@ -473,21 +473,30 @@ def search(
         >>> result.ids  # doctest: +SKIP
         <tf.Tensor: shape=(1, 5), dtype=int32, numpy=array([[9, 4, 8, 2, 0]])>
     """
-    _check_options(beam_size, length_penalty, max_length_ratio, max_length_offset)
+    options = _checked_options(
+        model, beam_size, length_penalty, max_length_ratio, max_length_offset, return_attention
+    )
     source_ids = _check_source(source_ids)
+    if jit_compile:
+        padded = _compiled_search(model, options)(source_ids)
+    else:
+        padded = _search_padded(model, source_ids, *options)
+    return _trim(padded)
+
+
+def _checked_options(
+    model, beam_size, length_penalty, max_length_ratio, max_length_offset, return_attention
+):
+    """Checks the model and the search options; returns them as `_search_padded`'s tuple."""
+    _check_options(beam_size, length_penalty, max_length_ratio, max_length_offset)
     _components(model)
-    options = (
+    return (
         int(beam_size),
         float(length_penalty),
         float(max_length_ratio),
         int(max_length_offset),
         bool(return_attention),
     )
-    if jit_compile:
-        padded = _compiled_search(model, options)(source_ids)
-    else:
-        padded = _search_padded(model, source_ids, *options)
-    return _trim(padded)
 
 
 def greedy_search(model, source_ids, **options):
@@ -521,14 +530,8 @@ def search_function(
     """
     import tensorflow as tf
 
-    _check_options(beam_size, length_penalty, max_length_ratio, max_length_offset)
-    _components(model)
-    options = (
-        int(beam_size),
-        float(length_penalty),
-        float(max_length_ratio),
-        int(max_length_offset),
-        bool(return_attention),
+    options = _checked_options(
+        model, beam_size, length_penalty, max_length_ratio, max_length_offset, return_attention
     )
     inner = (
         tf.function(
