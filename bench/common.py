@@ -103,6 +103,18 @@ def peer_train_figure(run_seconds=None):
     return value, f"joeynmt bahdanau {value:.0f} tokens/s (from {log})"
 
 
+def add_model_arguments(parser):
+    """`--size` and `--precision`, shared by the benchmark scripts."""
+    parser.add_argument(
+        "--size", default="base", help="preset size: tiny, base, paper (default: base)"
+    )
+    parser.add_argument(
+        "--precision",
+        default="float32",
+        help="Keras dtype policy: float32, mixed_float16, mixed_bfloat16 (default: float32)",
+    )
+
+
 def table(rows, columns):
     """A plain-text table: rows are dicts, columns (key, header, format)."""
     cells = [[header for _, header, _ in columns]]

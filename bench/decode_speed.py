@@ -37,12 +37,7 @@ def parse_args(argv=None):
         help="comma-separated preset names (zoo.models.presets()), NAME:nofeed for "
         "input_feeding=False (default: %(default)s); ignored with --model-dir",
     )
-    p.add_argument("--size", default="base", help="preset size: tiny, base, paper (default: base)")
-    p.add_argument(
-        "--precision",
-        default="float32",
-        help="Keras dtype policy: float32, mixed_float16, mixed_bfloat16 (default: float32)",
-    )
+    common.add_model_arguments(p)
     p.add_argument(
         "--model-dir",
         default=None,

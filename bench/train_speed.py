@@ -36,12 +36,7 @@ def parse_args(argv=None):
         help="comma-separated preset names (zoo.models.presets()), NAME:nofeed for "
         "input_feeding=False, or 'all' for every preset (default: %(default)s)",
     )
-    p.add_argument("--size", default="base", help="preset size: tiny, base, paper (default: base)")
-    p.add_argument(
-        "--precision",
-        default="float32",
-        help="Keras dtype policy: float32, mixed_float16, mixed_bfloat16 (default: float32)",
-    )
+    common.add_model_arguments(p)
     p.add_argument(
         "--jit", action="store_true", help="compile the train step with XLA (jit_compile=True)"
     )
