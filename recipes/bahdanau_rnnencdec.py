@@ -25,11 +25,21 @@ def build_model(args, source_vocab_size, target_vocab_size):
     source_ids = keras.Input(shape=(None,), dtype="int32", name="source_ids")
     target_ids = keras.Input(shape=(None,), dtype="int32", name="target_ids")
 
+    # Dropout on the embeddings and the maxout output (--dropout; not in the paper).
     encoder = GRUEncoder(
-        source_vocab_size, hp["embedding_dim"], hp["encoder_units"], name="encoder"
+        source_vocab_size,
+        hp["embedding_dim"],
+        hp["encoder_units"],
+        dropout=hp["dropout"],
+        name="encoder",
     )
     decoder = RNNEncDecDecoder(
-        target_vocab_size, hp["embedding_dim"], hp["units"], hp["maxout_units"], name="decoder"
+        target_vocab_size,
+        hp["embedding_dim"],
+        hp["units"],
+        hp["maxout_units"],
+        dropout=hp["dropout"],
+        name="decoder",
     )
 
     memory, source_mask, encoder_states = encoder(source_ids)

@@ -30,8 +30,13 @@ def build_model(args, source_vocab_size, target_vocab_size):
     source_ids = keras.Input(shape=(None,), dtype="int32", name="source_ids")
     target_ids = keras.Input(shape=(None,), dtype="int32", name="target_ids")
 
+    # Dropout on the embeddings and the maxout output (--dropout; not in the paper).
     encoder = BidirectionalGRUEncoder(
-        source_vocab_size, hp["embedding_dim"], hp["encoder_units"], name="encoder"
+        source_vocab_size,
+        hp["embedding_dim"],
+        hp["encoder_units"],
+        dropout=hp["dropout"],
+        name="encoder",
     )
     # The decoder owns its additive (Bahdanau) attention of `attention_units` (n').
     decoder = BahdanauDecoder(
@@ -40,6 +45,7 @@ def build_model(args, source_vocab_size, target_vocab_size):
         hp["units"],
         hp["maxout_units"],
         attention_units=hp["attention_units"],
+        dropout=hp["dropout"],
         name="decoder",
     )
 

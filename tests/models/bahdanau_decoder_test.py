@@ -87,3 +87,27 @@ def test_config_round_trip_and_encoder_state_check():
     memory = np.zeros((1, 2, 8), "float32")
     with pytest.raises(ValueError, match="encoder_states"):
         decoder(np.ones((1, 1), "int32"), memory, np.ones((1, 2), bool), [memory[:, 0]] * 2)
+
+
+@pytest.mark.parametrize("preset", ["bahdanau_rnnsearch", "bahdanau_rnnencdec"])
+def test_dropout_acts_in_training_only(toy_batch, preset):
+    """dropout > 0 changes training outputs (every call a new mask) and leaves inference
+    exactly equal to the same weights with dropout 0; the step loop still equals teacher
+    forcing at inference."""
+    source, target = toy_batch
+    inputs = {"source_ids": source, "target_ids": target}
+    keras.utils.set_random_seed(0)
+    plain = build(preset, "tiny", 20, 17)
+    dropped = build(preset, "tiny", 20, 17, dropout=0.5)
+    dropped.set_weights(plain.get_weights())
+    assert dropped.get_layer("encoder").dropout == 0.5
+    assert dropped.get_layer("decoder").get_config()["dropout"] == 0.5
+    reference = np.asarray(plain(inputs, training=False))
+    np.testing.assert_allclose(dropped(inputs, training=False), reference, atol=1e-6)
+    first, second = (np.asarray(dropped(inputs, training=True)) for _ in range(2))
+    assert np.abs(first - reference).max() > 1e-3
+    assert np.abs(first - second).max() > 1e-3
+    step_logits, _ = stepwise_logits(dropped, source, target)
+    np.testing.assert_allclose(step_logits, reference, atol=1e-5)
+    with pytest.raises(ValueError, match="dropout"):
+        BahdanauDecoder(13, 5, 6, 4, dropout=1.0)

@@ -50,10 +50,14 @@ def test_bad_values_are_refused(argv, capsys):
     assert "error" in capsys.readouterr().err
 
 
-def test_bahdanau_recipes_have_no_luong_switches(capsys):
+def test_bahdanau_recipes_take_dropout_but_no_luong_switches(capsys):
     parser = make_parser("bahdanau_rnnsearch", "bahdanau")
-    with pytest.raises(SystemExit):
-        parser.parse_args(["--dropout", "0.3"])
+    args = parser.parse_args(["--dropout", "0.3", "--size", "tiny"])
+    assert hyperparameters(args, "bahdanau_rnnsearch")["dropout"] == 0.3
+    assert hyperparameters(parser.parse_args([]), "bahdanau_rnnsearch")["dropout"] == 0.2
+    for luong_only in (["--no-input-feeding"], ["--window", "3"], ["--reverse-source"]):
+        with pytest.raises(SystemExit):
+            parser.parse_args(luong_only)
     with pytest.raises(ValueError, match="family"):
         make_parser("x", "transformer")
     with pytest.raises(ValueError, match="switch"):
@@ -71,8 +75,8 @@ def test_hyperparameters_are_the_preset_with_given_switches():
 
 
 def test_a_switch_the_preset_lacks_is_an_error():
-    args = argparse.Namespace(size="tiny", dropout=0.3)
-    with pytest.raises(ValueError, match="--dropout does not apply"):
+    args = argparse.Namespace(size="tiny", window=3)
+    with pytest.raises(ValueError, match="--window does not apply"):
         hyperparameters(args, "bahdanau_rnnsearch")
 
 

@@ -4,7 +4,7 @@ import keras
 from keras import ops
 
 from zoo.layers import BahdanauAttention
-from zoo.models.checks import check_positive_int
+from zoo.models.checks import check_positive_int, check_rate
 from zoo.models.decoder_base import DecoderBase
 from zoo.models.maxout import Maxout
 from zoo.models.recurrence import gru_params, gru_update, project
@@ -31,6 +31,9 @@ class BahdanauDecoder(DecoderBase):
         maxout_units: l, maxout outputs (the readout t~ has 2l features).
         attention_units: n', hidden size of the alignment model (default: units).
         reset_after: GRU variant; False (default) is the paper's gate order.
+        dropout: rate in [0, 1) applied in training to the target embeddings E y and to the
+            maxout output t_i before W_o (default 0.0: the paper mentions none; the base
+            presets use 0.2, which small corpora such as Multi30k need).
 
     Call: `logits = decoder(target_ids, memory, source_mask, encoder_states, training=None)`
         target_ids (B, Tt) int (START_ID first), memory (B, Ts, 2n_enc), source_mask (B, Ts),
@@ -50,6 +53,7 @@ class BahdanauDecoder(DecoderBase):
         maxout_units,
         attention_units=None,
         reset_after=False,
+        dropout=0.0,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -62,6 +66,7 @@ class BahdanauDecoder(DecoderBase):
             check_positive_int(name, "attention_units", attention_units)
         self.attention_units = attention_units
         self.reset_after = bool(reset_after)
+        self.dropout = check_rate(name, "dropout", dropout)
         policy = self.dtype_policy
         self.embedding = keras.layers.Embedding(vocab_size, embedding_dim, dtype=policy, name="E")
         self.attention = BahdanauAttention(attention_units or units, dtype=policy, name="attention")
@@ -74,6 +79,13 @@ class BahdanauDecoder(DecoderBase):
         self.C_o = keras.layers.Dense(2 * maxout_units, use_bias=False, dtype=policy, name="C_o")
         self.maxout = Maxout(2, dtype=policy, name="maxout")
         self.W_o = keras.layers.Dense(vocab_size, dtype=policy, name="W_o")
+        # Dropout on E y and on t_i, both outside the recurrence (no per-step masks).
+        self.embedding_dropout = keras.layers.Dropout(
+            self.dropout, dtype=policy, name="embedding_dropout"
+        )
+        self.readout_dropout = keras.layers.Dropout(
+            self.dropout, dtype=policy, name="readout_dropout"
+        )
 
     def build(self, target_ids_shape, memory_shape, source_mask_shape, encoder_states_shape):
         self._check_call_inputs(target_ids_shape, memory_shape, source_mask_shape)
@@ -110,10 +122,10 @@ class BahdanauDecoder(DecoderBase):
         sizes = [self.embedding_dim, memory_dim]
         return {"gru": gru_params(self.cell, sizes, self.compute_dtype)}
 
-    def _step_inputs(self, ids, params):
+    def _step_inputs(self, ids, params, training=None):
         """E y (B, [Tt,] m) and its GRU input projection E y @ K_E + b (B, [Tt,] 3n)."""
         gru = params["gru"]
-        embedded = self.embedding(ids)  # E y_{i-1}
+        embedded = self.embedding_dropout(self.embedding(ids), training=training)  # E y_{i-1}
         return embedded, project(embedded, gru["kernels"][0], gru["input_bias"])
 
     def _advance(self, inputs, state, cache, params, training=None):
@@ -132,7 +144,8 @@ class BahdanauDecoder(DecoderBase):
         embedded, _ = inputs
         s_prev, context = features
         readout = self.U_o(s_prev) + self.V_o(embedded) + self.C_o(context)  # t~_i (.., 2l)
-        return self.W_o(self.maxout(readout))  # W_o t_i: (..., V)
+        t = self.readout_dropout(self.maxout(readout), training=training)  # t_i (..., l)
+        return self.W_o(t)  # W_o t_i: (..., V)
 
     def get_config(self):
         return {
@@ -143,4 +156,5 @@ class BahdanauDecoder(DecoderBase):
             "maxout_units": self.maxout_units,
             "attention_units": self.attention_units,
             "reset_after": self.reset_after,
+            "dropout": self.dropout,
         }

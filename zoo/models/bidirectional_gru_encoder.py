@@ -4,7 +4,7 @@ import keras
 from keras import ops
 
 from zoo.constants import PAD_ID
-from zoo.models.checks import check_ids_rank, check_positive_int
+from zoo.models.checks import check_ids_rank, check_positive_int, check_rate
 from zoo.models.reversal import lengths_from_mask, reverse_padded
 
 
@@ -22,6 +22,8 @@ class BidirectionalGRUEncoder(keras.layers.Layer):
         embedding_dim: m, the size of the source word embeddings E x_j.
         units: n, GRU units per direction (memory has 2n features).
         reset_after: GRU variant; True (the default) is the one cuDNN runs.
+        dropout: rate in [0, 1) on the source embeddings in training (default 0.0: the paper
+            mentions none; the base presets use 0.2).
 
     Call: `memory, source_mask, encoder_states = encoder(source_ids, training=None)`
         source_ids (B, Ts) int, right-padded with 0;
@@ -34,15 +36,19 @@ class BidirectionalGRUEncoder(keras.layers.Layer):
         memory, mask, states = encoder(source_ids)  # (B, Ts, 2000), (B, Ts), [(B, 1000)]
     """
 
-    def __init__(self, vocab_size, embedding_dim, units, reset_after=True, **kwargs):
+    def __init__(self, vocab_size, embedding_dim, units, reset_after=True, dropout=0.0, **kwargs):
         super().__init__(**kwargs)
         name = type(self).__name__
         self.vocab_size = check_positive_int(name, "vocab_size", vocab_size)
         self.embedding_dim = check_positive_int(name, "embedding_dim", embedding_dim)
         self.units = check_positive_int(name, "units", units)
         self.reset_after = bool(reset_after)
+        self.dropout = check_rate(name, "dropout", dropout)
         self.embedding = keras.layers.Embedding(
             vocab_size, embedding_dim, dtype=self.dtype_policy, name="E"
+        )
+        self.embedding_dropout = keras.layers.Dropout(
+            self.dropout, dtype=self.dtype_policy, name="embedding_dropout"
         )
         self.forward_gru = keras.layers.GRU(
             units,
@@ -72,7 +78,7 @@ class BidirectionalGRUEncoder(keras.layers.Layer):
         source_ids = ops.cast(source_ids, "int32")
         mask = ops.not_equal(source_ids, PAD_ID)  # (B, Ts)
         lengths = lengths_from_mask(mask)  # (B,)
-        x = self.embedding(source_ids)  # (B, Ts, m)
+        x = self.embedding_dropout(self.embedding(source_ids), training=training)  # (B, Ts, m)
         forward, _ = self.forward_gru(x, mask=mask, training=training)  # (B, Ts, n)
         backward_in = reverse_padded(x, lengths)  # x_Tx .. x_1, padding kept at the end
         backward, bwd_h_1 = self.backward_gru(backward_in, mask=mask, training=training)
@@ -96,4 +102,5 @@ class BidirectionalGRUEncoder(keras.layers.Layer):
             "embedding_dim": self.embedding_dim,
             "units": self.units,
             "reset_after": self.reset_after,
+            "dropout": self.dropout,
         }

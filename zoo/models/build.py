@@ -43,13 +43,15 @@ def build_bahdanau_rnnsearch(
     units,
     maxout_units,
     attention_units,
+    dropout=0.0,
     name="bahdanau_rnnsearch",
 ):
     """RNNsearch (Bahdanau et al. 2014 §3, appendix A.2): bidirectional GRU encoder with
     `encoder_units` per direction, GRU decoder of `units` with additive attention of
-    `attention_units` and a maxout deep output of `maxout_units`."""
+    `attention_units` and a maxout deep output of `maxout_units`; `dropout` on both
+    embeddings and the maxout output (not in the paper; 0 reproduces it)."""
     encoder = BidirectionalGRUEncoder(
-        source_vocab_size, embedding_dim, encoder_units, name="encoder"
+        source_vocab_size, embedding_dim, encoder_units, dropout=dropout, name="encoder"
     )
     decoder = BahdanauDecoder(
         target_vocab_size,
@@ -57,6 +59,7 @@ def build_bahdanau_rnnsearch(
         units,
         maxout_units,
         attention_units=attention_units,
+        dropout=dropout,
         name="decoder",
     )
     return _model(encoder, decoder, name)
@@ -70,13 +73,16 @@ def build_bahdanau_rnnencdec(
     encoder_units,
     units,
     maxout_units,
+    dropout=0.0,
     name="bahdanau_rnnencdec",
 ):
     """RNNencdec (Cho et al. 2014, Bahdanau et al. 2014's baseline): GRU encoder whose last
     state gives one fixed context c = tanh(V h_Tx) for a GRU decoder with maxout output."""
-    encoder = GRUEncoder(source_vocab_size, embedding_dim, encoder_units, name="encoder")
+    encoder = GRUEncoder(
+        source_vocab_size, embedding_dim, encoder_units, dropout=dropout, name="encoder"
+    )
     decoder = RNNEncDecDecoder(
-        target_vocab_size, embedding_dim, units, maxout_units, name="decoder"
+        target_vocab_size, embedding_dim, units, maxout_units, dropout=dropout, name="decoder"
     )
     return _model(encoder, decoder, name)
 

@@ -22,7 +22,7 @@ class DecoderBase(keras.layers.Layer):
     outside the loop over time (one large matmul instead of Tt small ones):
 
         params = self._loop_params()        # kernel slices and casts, once per loop
-        inputs = self._step_inputs(prev_ids, params)           # from the ids: E y, E y @ K_E
+        inputs = self._step_inputs(prev_ids, params, training)  # from the ids: E y, E y @ K_E
         features, state, weights = self._advance(inputs, state, cache, params, training)
         logits = self._readout(inputs, features, cache, training)           # output layer
 
@@ -46,7 +46,7 @@ class DecoderBase(keras.layers.Layer):
         per loop, outside it, so that slices and their gradients are not made per step."""
         return {}
 
-    def _step_inputs(self, ids, params):
+    def _step_inputs(self, ids, params, training=None):
         raise NotImplementedError
 
     def _advance(self, inputs, state, cache, params, training=None):
@@ -71,7 +71,7 @@ class DecoderBase(keras.layers.Layer):
                 f"got shape {tuple(prev_ids.shape)}."
             )
         params = self._loop_params()
-        inputs = self._step_inputs(ops.cast(prev_ids, "int32"), params)
+        inputs = self._step_inputs(ops.cast(prev_ids, "int32"), params, training)
         features, state, weights = self._advance(inputs, tuple(state), cache, params, training)
         return self._readout(inputs, features, cache, training), state, weights
 
@@ -83,7 +83,7 @@ class DecoderBase(keras.layers.Layer):
         return_weights).
         """
         params = self._loop_params()
-        inputs = self._step_inputs(ops.cast(target_ids, "int32"), params)  # (B, Tt, ...)
+        inputs = self._step_inputs(ops.cast(target_ids, "int32"), params, training)  # (B, Tt, ..)
         time_major = tree.map_structure(lambda x: ops.swapaxes(x, 0, 1), inputs)
 
         def body(state, inputs_t):

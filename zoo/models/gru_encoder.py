@@ -4,7 +4,7 @@ import keras
 from keras import ops
 
 from zoo.constants import PAD_ID
-from zoo.models.checks import check_ids_rank, check_positive_int
+from zoo.models.checks import check_ids_rank, check_positive_int, check_rate
 
 
 @keras.saving.register_keras_serializable(package="zoo")
@@ -18,6 +18,8 @@ class GRUEncoder(keras.layers.Layer):
         embedding_dim: size of the source word embeddings.
         units: GRU units.
         reset_after: GRU variant; True (the default) is the one cuDNN runs.
+        dropout: rate in [0, 1) on the source embeddings in training (default 0.0: the paper
+            mentions none; the base presets use 0.2).
 
     Call: `memory, source_mask, encoder_states = encoder(source_ids, training=None)`
         memory (B, Ts, units) (zeros at padding), source_mask bool (B, Ts),
@@ -27,15 +29,19 @@ class GRUEncoder(keras.layers.Layer):
         memory, mask, [h_last] = GRUEncoder(30000, 620, 1000, name="encoder")(source_ids)
     """
 
-    def __init__(self, vocab_size, embedding_dim, units, reset_after=True, **kwargs):
+    def __init__(self, vocab_size, embedding_dim, units, reset_after=True, dropout=0.0, **kwargs):
         super().__init__(**kwargs)
         name = type(self).__name__
         self.vocab_size = check_positive_int(name, "vocab_size", vocab_size)
         self.embedding_dim = check_positive_int(name, "embedding_dim", embedding_dim)
         self.units = check_positive_int(name, "units", units)
         self.reset_after = bool(reset_after)
+        self.dropout = check_rate(name, "dropout", dropout)
         self.embedding = keras.layers.Embedding(
             vocab_size, embedding_dim, dtype=self.dtype_policy, name="E"
+        )
+        self.embedding_dropout = keras.layers.Dropout(
+            self.dropout, dtype=self.dtype_policy, name="embedding_dropout"
         )
         self.gru = keras.layers.GRU(
             units,
@@ -54,7 +60,7 @@ class GRUEncoder(keras.layers.Layer):
     def call(self, source_ids, training=None):
         source_ids = ops.cast(source_ids, "int32")
         mask = ops.not_equal(source_ids, PAD_ID)  # (B, Ts)
-        x = self.embedding(source_ids)  # (B, Ts, m)
+        x = self.embedding_dropout(self.embedding(source_ids), training=training)  # (B, Ts, m)
         memory, h_last = self.gru(x, mask=mask, training=training)  # (B, Ts, n), (B, n)
         memory = memory * ops.cast(mask, memory.dtype)[:, :, None]
         return memory, mask, [h_last]
@@ -74,4 +80,5 @@ class GRUEncoder(keras.layers.Layer):
             "embedding_dim": self.embedding_dim,
             "units": self.units,
             "reset_after": self.reset_after,
+            "dropout": self.dropout,
         }

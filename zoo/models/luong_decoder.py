@@ -201,7 +201,7 @@ class LuongDecoder(DecoderBase):
             params[f"lstm_{i}"] = lstm_params(lstm.cell, [self.units], dtype)
         return params
 
-    def _step_inputs(self, ids, params):
+    def _step_inputs(self, ids, params, training=None):
         """The first LSTM layer's input projection of E y: E y @ K_E + b (B, [Tt,] 4 units)."""
         embedded = self.embedding(ids)  # E y_{t-1}
         lstm = params["lstm_1"]

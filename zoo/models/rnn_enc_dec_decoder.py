@@ -3,7 +3,7 @@
 import keras
 from keras import ops
 
-from zoo.models.checks import check_positive_int
+from zoo.models.checks import check_positive_int, check_rate
 from zoo.models.decoder_base import DecoderBase
 from zoo.models.maxout import Maxout
 from zoo.models.recurrence import gru_params, gru_update, project
@@ -30,6 +30,9 @@ class RNNEncDecDecoder(DecoderBase):
         maxout_units: l (the readout has 2l features).
         context_units: size of c (default: units).
         reset_after: GRU variant; False (default) is the paper's gate order.
+        dropout: rate in [0, 1) applied in training to the target embeddings E y and to the
+            maxout output t_i before W_o (default 0.0: the paper mentions none; the base
+            presets use 0.2, which small corpora such as Multi30k need).
 
     Call and step: see `DecoderBase`. encoder_states [h_Tx (B, n_enc)]; cache: memory, mask,
     context c (B, context_units), s_0 (B, units); state: (s_{i-1},).
@@ -47,6 +50,7 @@ class RNNEncDecDecoder(DecoderBase):
         maxout_units,
         context_units=None,
         reset_after=False,
+        dropout=0.0,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -59,6 +63,7 @@ class RNNEncDecDecoder(DecoderBase):
             check_positive_int(name, "context_units", context_units)
         self.context_units = context_units
         self.reset_after = bool(reset_after)
+        self.dropout = check_rate(name, "dropout", dropout)
         policy = self.dtype_policy
         self.embedding = keras.layers.Embedding(vocab_size, embedding_dim, dtype=policy, name="E")
         self.V = keras.layers.Dense(
@@ -73,6 +78,13 @@ class RNNEncDecDecoder(DecoderBase):
         self.C_o = keras.layers.Dense(2 * maxout_units, use_bias=False, dtype=policy, name="C_o")
         self.maxout = Maxout(2, dtype=policy, name="maxout")
         self.W_o = keras.layers.Dense(vocab_size, dtype=policy, name="W_o")
+        # Dropout on E y and on t_i, both outside the recurrence (no per-step masks).
+        self.embedding_dropout = keras.layers.Dropout(
+            self.dropout, dtype=policy, name="embedding_dropout"
+        )
+        self.readout_dropout = keras.layers.Dropout(
+            self.dropout, dtype=policy, name="readout_dropout"
+        )
 
     def build(self, target_ids_shape, memory_shape, source_mask_shape, encoder_states_shape):
         self._check_call_inputs(target_ids_shape, memory_shape, source_mask_shape)
@@ -115,9 +127,9 @@ class RNNEncDecDecoder(DecoderBase):
         sizes = [self.embedding_dim, context_dim]
         return {"gru": gru_params(self.cell, sizes, self.compute_dtype)}
 
-    def _step_inputs(self, ids, params):
+    def _step_inputs(self, ids, params, training=None):
         """E y (B, [Tt,] m) and E y @ K_E (B, [Tt,] 3 units)."""
-        embedded = self.embedding(ids)
+        embedded = self.embedding_dropout(self.embedding(ids), training=training)
         return embedded, project(embedded, params["gru"]["kernels"][0])
 
     def _advance(self, inputs, state, cache, params, training=None):
@@ -136,7 +148,8 @@ class RNNEncDecDecoder(DecoderBase):
         if len(s_prev.shape) == 3:
             context = ops.expand_dims(context, 1)  # the same c at every step
         readout = self.U_o(s_prev) + self.V_o(embedded) + context  # t~_i
-        return self.W_o(self.maxout(readout))
+        t = self.readout_dropout(self.maxout(readout), training=training)  # t_i (..., l)
+        return self.W_o(t)
 
     def get_config(self):
         return {
@@ -147,4 +160,5 @@ class RNNEncDecDecoder(DecoderBase):
             "maxout_units": self.maxout_units,
             "context_units": self.context_units,
             "reset_after": self.reset_after,
+            "dropout": self.dropout,
         }

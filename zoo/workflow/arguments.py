@@ -19,7 +19,13 @@ FAMILIES = ("bahdanau", "luong")
 OPTIMIZER_CHOICES = ("paper", "bahdanau", "luong", "adam")
 # Architecture switches, by the name of the preset argument they override.
 ARCHITECTURE_SWITCHES = ("dropout", "reverse_source", "input_feeding", "window")
-DEFAULT_SWITCHES = {"bahdanau": (), "luong": ARCHITECTURE_SWITCHES}
+DEFAULT_SWITCHES = {"bahdanau": ("dropout",), "luong": ARCHITECTURE_SWITCHES}
+DROPOUT_HELP = {
+    "bahdanau": "dropout on the source and target embeddings and on the maxout output t_i, "
+    "in training (default: the preset's: 0.2 at --size base, 0 at tiny and paper; the paper "
+    "mentions none)",
+    "luong": "dropout between LSTM layers (default: the preset's, 0.2)",
+}
 DEFAULT_VOCAB_SIZE = 8000
 
 PAPER_OPTIMIZERS = {
@@ -176,7 +182,7 @@ def make_parser(recipe, family, description=None, switches=None):
             "--dropout",
             type=_dropout,
             default=None,
-            help="dropout between LSTM layers (default: the preset's, 0.2)",
+            help=DROPOUT_HELP[family],
         )
     if "reverse_source" in switches:
         model.add_argument(
