@@ -9,6 +9,7 @@ from zoo.models.recurrence import (
     lstm_params,
     lstm_update,
     project,
+    run_rnn,
     scan_steps,
 )
 
@@ -63,3 +64,41 @@ def test_lstm_update_equals_keras_lstm_cell():
     new_h, new_c = lstm_update(cell, params, x, h, c)
     np.testing.assert_allclose(new_h, expected_h, atol=1e-5)
     np.testing.assert_allclose(new_c, expected_c, atol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "make_layer",
+    [
+        lambda: keras.layers.GRU(6, reset_after=True, return_sequences=True, return_state=True),
+        lambda: keras.layers.GRU(6, reset_after=False, return_sequences=True, return_state=True),
+        lambda: keras.layers.LSTM(6, return_sequences=True, return_state=True),
+    ],
+    ids=["gru_reset_after", "gru_paper", "lstm"],
+)
+@pytest.mark.parametrize("with_initial_state", [False, True])
+def test_run_rnn_equals_the_keras_layer_on_masked_batches(make_layer, with_initial_state):
+    """The hoisted CPU loop gives the Keras layer's outputs at real steps and its final
+    states (the state after each right-padded row's last real step), also in a graph."""
+    rng = np.random.default_rng(3)
+    layer = make_layer()
+    layer.build((None, None, 5))
+    layer.set_weights([rng.normal(size=w.shape).astype("float32") * 0.5 for w in layer.weights])
+    x = rng.normal(size=(3, 7, 5)).astype("float32")
+    mask = np.arange(7)[None, :] < np.array([[7], [4], [1]])  # right-padded rows
+    n_states = 2 if isinstance(layer, keras.layers.LSTM) else 1
+    initial = (
+        [rng.normal(size=(3, 6)).astype("float32") for _ in range(n_states)]
+        if with_initial_state
+        else None
+    )
+    expected = layer(x, mask=mask, initial_state=initial)
+    for run in (run_rnn, tf.function(run_rnn, autograph=False)):
+        got = run(layer, x, mask, initial)
+        assert len(got) == len(expected) == 1 + n_states
+        np.testing.assert_allclose(
+            np.where(mask[:, :, None], got[0], 0),
+            np.where(mask[:, :, None], expected[0], 0),
+            atol=1e-5,
+        )
+        for got_state, expected_state in zip(got[1:], expected[1:], strict=True):
+            np.testing.assert_allclose(got_state, expected_state, atol=1e-5)

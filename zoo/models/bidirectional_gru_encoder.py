@@ -5,6 +5,7 @@ from keras import ops
 
 from zoo.constants import PAD_ID
 from zoo.models.checks import check_ids_rank, check_positive_int, check_rate
+from zoo.models.recurrence import run_rnn
 from zoo.models.reversal import lengths_from_mask, reverse_padded
 
 
@@ -79,9 +80,9 @@ class BidirectionalGRUEncoder(keras.layers.Layer):
         mask = ops.not_equal(source_ids, PAD_ID)  # (B, Ts)
         lengths = lengths_from_mask(mask)  # (B,)
         x = self.embedding_dropout(self.embedding(source_ids), training=training)  # (B, Ts, m)
-        forward, _ = self.forward_gru(x, mask=mask, training=training)  # (B, Ts, n)
+        forward, _ = run_rnn(self.forward_gru, x, mask, training=training)  # (B, Ts, n)
         backward_in = reverse_padded(x, lengths)  # x_Tx .. x_1, padding kept at the end
-        backward, bwd_h_1 = self.backward_gru(backward_in, mask=mask, training=training)
+        backward, bwd_h_1 = run_rnn(self.backward_gru, backward_in, mask, training=training)
         backward = reverse_padded(backward, lengths)  # backward[:, j] = bwd_h_j
         memory = ops.concatenate([forward, backward], axis=-1)  # (B, Ts, 2n)
         memory = memory * ops.cast(mask, memory.dtype)[:, :, None]

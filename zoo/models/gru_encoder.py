@@ -5,6 +5,7 @@ from keras import ops
 
 from zoo.constants import PAD_ID
 from zoo.models.checks import check_ids_rank, check_positive_int, check_rate
+from zoo.models.recurrence import run_rnn
 
 
 @keras.saving.register_keras_serializable(package="zoo")
@@ -61,7 +62,7 @@ class GRUEncoder(keras.layers.Layer):
         source_ids = ops.cast(source_ids, "int32")
         mask = ops.not_equal(source_ids, PAD_ID)  # (B, Ts)
         x = self.embedding_dropout(self.embedding(source_ids), training=training)  # (B, Ts, m)
-        memory, h_last = self.gru(x, mask=mask, training=training)  # (B, Ts, n), (B, n)
+        memory, h_last = run_rnn(self.gru, x, mask, training=training)  # (B, Ts, n), (B, n)
         memory = memory * ops.cast(mask, memory.dtype)[:, :, None]
         return memory, mask, [h_last]
 

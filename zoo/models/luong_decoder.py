@@ -7,7 +7,13 @@ from zoo.layers import AttentionBase, LocalAttention
 from zoo.models.checks import check_positive_int, check_rate
 from zoo.models.decoder_base import DecoderBase
 from zoo.models.initializers import uniform_or_default
-from zoo.models.recurrence import fused_rnn_available, lstm_params, lstm_update, project, scan_steps
+from zoo.models.recurrence import (
+    fused_rnn_available,
+    lstm_params,
+    lstm_sequence,
+    lstm_update,
+    project,
+)
 
 
 @keras.saving.register_keras_serializable(package="zoo")
@@ -236,14 +242,8 @@ class LuongDecoder(DecoderBase):
     def _lstm_sequence(self, i, params, projection, h, c):
         """Layer i+1 of the stack over a whole sequence, from its input projection
         (B, Tt, 4 units): outputs h (B, Tt, units), the same `lstm_update` as `step`."""
-        cell, layer = self.lstms[i].cell, params[f"lstm_{i + 1}"]
-
-        def body(state, projection_t):
-            h, c = lstm_update(cell, layer, projection_t, *state)
-            return (h, c), h
-
-        _, outputs = scan_steps(body, (h, c), ops.swapaxes(projection, 0, 1))
-        return ops.swapaxes(outputs, 0, 1)
+        outputs, _, _ = lstm_sequence(self.lstms[i].cell, params[f"lstm_{i + 1}"], projection, h, c)
+        return outputs
 
     def call(self, target_ids, memory, source_mask, encoder_states, training=None):
         """Teacher forcing: logits (B, Tt, V); the fast path when input_feeding is off."""

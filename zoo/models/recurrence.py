@@ -15,6 +15,9 @@ implementations (`keras/src/backend/tensorflow/rnn.py`): the model code stays in
   `x @ kernel + bias`, so that a decoder can project every step's teacher-forced input in
   one matmul before the loop and keep only the recurrent matmuls inside it. They read the
   cell's own weights, so saved models are unchanged.
+- `lstm_sequence` / `gru_sequence` run those updates over a whole (masked) sequence from
+  its hoisted input projection, and `run_rnn(layer, x, mask)` uses them for the encoders'
+  Keras GRU/LSTM layers wherever no fused (cuDNN) kernel exists.
 """
 
 import keras
@@ -189,6 +192,86 @@ def lstm_update(cell, params, x_projection, h, c):
     c = f * c + i * cell.activation(z_g)
     o = cell.recurrent_activation(z_o)
     return o * cell.activation(c), c
+
+
+def _sequence(update, state, projection, mask):
+    """`update(projection_t, *state) -> new state` over the time axis of a batch-major
+    projection (B, T, ...): returns the outputs (B, T, units) (the first state entry of each
+    step) and the final state. Where `mask[:, t]` is False the state is carried unchanged (as
+    Keras's RNN layers do with a mask), so the final state is the one after each row's last
+    real step, for right-padded rows."""
+    inputs = ops.swapaxes(projection, 0, 1)  # (T, B, ...)
+    if mask is not None:
+        inputs = (inputs, ops.swapaxes(ops.cast(mask, "bool"), 0, 1)[:, :, None])
+
+    def body(state, inputs_t):
+        if mask is None:
+            new = update(inputs_t, *state)
+        else:
+            projection_t, keep = inputs_t
+            new = tuple(
+                ops.where(keep, a, b)
+                for a, b in zip(update(projection_t, *state), state, strict=True)
+            )
+        return new, new[0]
+
+    state, outputs = scan_steps(body, tuple(state), inputs)
+    return ops.swapaxes(outputs, 0, 1), state
+
+
+def lstm_sequence(cell, params, projection, h, c, mask=None):
+    """A `keras.layers.LSTM` over a whole sequence from its hoisted input projection.
+
+    Args:
+        cell, params: as for `lstm_update`.
+        projection: (B, T, 4 units), `x @ kernel + bias` for every step (one matmul).
+        h, c: (B, units) initial output and carry.
+        mask: optional (B, T) bool, True = real step; masked steps carry the state.
+    Returns:
+        outputs (B, T, units), final h (B, units), final c (B, units).
+    """
+    outputs, (h, c) = _sequence(
+        lambda x, h, c: lstm_update(cell, params, x, h, c), (h, c), projection, mask
+    )
+    return outputs, h, c
+
+
+def gru_sequence(cell, params, projection, h, mask=None):
+    """A `keras.layers.GRU` over a whole sequence from its hoisted input projection
+    (B, T, 3 units) (see `lstm_sequence`): returns outputs (B, T, units), final h."""
+    outputs, (h,) = _sequence(
+        lambda x, h: (gru_update(cell, params, x, h),), (h,), projection, mask
+    )
+    return outputs, h
+
+
+def run_rnn(layer, x, mask=None, initial_state=None, training=None):
+    """A `keras.layers.GRU` or `LSTM` (built, return_sequences and return_state on, no
+    dropout) over `x` (B, T, D): the layer itself where a fused kernel exists (cuDNN),
+    elsewhere `gru_sequence` / `lstm_sequence` on the layer's own weights, with the input
+    projection of all steps in one matmul outside the loop (Keras's CPU loop projects each
+    step's input separately).
+
+    Returns what the layer returns: (outputs, h) for a GRU, (outputs, h, c) for an LSTM;
+    masked steps carry the state (right-padded rows end with their last real step's state).
+    """
+    if fused_rnn_available():
+        return layer(x, mask=mask, initial_state=initial_state, training=training)
+    cell = layer.cell
+    dtype = x.dtype
+    batch = ops.shape(x)[0]
+    if initial_state is None:
+        initial_state = [ops.zeros((batch, cell.units), dtype=dtype)]
+        if isinstance(cell, keras.layers.LSTMCell):
+            initial_state = initial_state * 2
+    initial_state = [ops.cast(state, dtype) for state in initial_state]
+    if isinstance(cell, keras.layers.LSTMCell):
+        params = lstm_params(cell, [x.shape[-1]], dtype)
+        projection = project(x, params["kernels"][0], params["input_bias"])
+        return lstm_sequence(cell, params, projection, *initial_state, mask=mask)
+    params = gru_params(cell, [x.shape[-1]], dtype)
+    projection = project(x, params["kernels"][0], params["input_bias"])
+    return gru_sequence(cell, params, projection, initial_state[0], mask=mask)
 
 
 def project(x, kernel, bias=None):

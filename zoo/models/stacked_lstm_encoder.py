@@ -6,6 +6,7 @@ from keras import ops
 from zoo.constants import PAD_ID
 from zoo.models.checks import check_ids_rank, check_positive_int, check_rate
 from zoo.models.initializers import uniform_or_default
+from zoo.models.recurrence import run_rnn
 from zoo.models.reversal import lengths_from_mask, reverse_padded
 
 
@@ -109,7 +110,7 @@ class StackedLSTMEncoder(keras.layers.Layer):
         for i, lstm in enumerate(self.lstms):
             if i > 0:
                 x = self.dropouts[i - 1](x, training=training)
-            x, h, c = lstm(x, mask=mask, training=training)  # (B, Ts, n), (B, n), (B, n)
+            x, h, c = run_rnn(lstm, x, mask, training=training)  # (B, Ts, n), (B, n), (B, n)
             states += [h, c]
         if self.reverse_source:
             x = reverse_padded(x, lengths)  # memory[:, j] belongs to source word j
