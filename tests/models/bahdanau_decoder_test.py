@@ -1,7 +1,7 @@
 import keras
 import numpy as np
 import pytest
-from conftest import stepwise_logits
+from model_toy import stepwise_logits
 
 from zoo.models import BahdanauDecoder, build
 

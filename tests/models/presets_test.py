@@ -6,7 +6,7 @@ from pathlib import Path
 import keras
 import numpy as np
 import pytest
-from conftest import reversal_batch
+from model_toy import reversal_batch
 
 from zoo.models import build, preset_arguments, presets
 

@@ -3,7 +3,7 @@
 import keras
 import numpy as np
 import pytest
-from conftest import reversal_batch
+from model_toy import reversal_batch
 
 from zoo.constants import END_ID, START_ID
 from zoo.models import build

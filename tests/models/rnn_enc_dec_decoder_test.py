@@ -1,6 +1,6 @@
 import keras
 import numpy as np
-from conftest import stepwise_logits
+from model_toy import stepwise_logits
 
 from zoo.models import RNNEncDecDecoder, build
 

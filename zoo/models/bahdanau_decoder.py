@@ -116,7 +116,7 @@ class BahdanauDecoder(DecoderBase):
     def initial_state(self, cache):
         return (ops.cast(cache["s_0"], self.compute_dtype),)
 
-    def _loop_params(self):
+    def loop_params(self):
         """The GRU's weights split for [E y; c]: kernels [K_E, K_c] (K = [K_E; K_c])."""
         memory_dim = self.cell.kernel.shape[0] - self.embedding_dim
         sizes = [self.embedding_dim, memory_dim]

@@ -14,14 +14,15 @@ class DecoderBase(keras.layers.Layer):
 
         cache = decoder.prepare(memory, source_mask, encoder_states)   # dict of (B, ...) tensors
         state = decoder.initial_state(cache)                            # tuple of (B, ...) tensors
-        logits, state, weights = decoder.step(prev_ids, state, cache, training=False)
+        logits, state, weights = decoder.step(prev_ids, state, cache, training=False,
+                                              params=decoder.loop_params())
         logits = decoder(target_ids, memory, source_mask, encoder_states, training=None)
 
     A step is split in three private parts so that teacher forcing computes exactly what
     `step` computes while doing all the work that does not depend on the recurrent state
     outside the loop over time (one large matmul instead of Tt small ones):
 
-        params = self._loop_params()        # kernel slices and casts, once per loop
+        params = self.loop_params()        # kernel slices and casts, once per loop
         inputs = self._step_inputs(prev_ids, params, training)  # from the ids: E y, E y @ K_E
         features, state, weights = self._advance(inputs, state, cache, params, training)
         logits = self._readout(inputs, features, cache, training)           # output layer
@@ -41,7 +42,7 @@ class DecoderBase(keras.layers.Layer):
     def initial_state(self, cache):
         raise NotImplementedError
 
-    def _loop_params(self):
+    def loop_params(self):
         """Weight tensors every step reads (kernel row blocks, casts): a dict computed once
         per loop, outside it, so that slices and their gradients are not made per step."""
         return {}
@@ -55,13 +56,15 @@ class DecoderBase(keras.layers.Layer):
     def _readout(self, inputs, features, cache, training=None):
         raise NotImplementedError
 
-    def step(self, prev_ids, state, cache, training=False):
+    def step(self, prev_ids, state, cache, training=False, params=None):
         """One decoding step.
 
         Args:
             prev_ids: (B,) int, the previous target token (START_ID at the first step).
             state: the tuple from `initial_state` or the previous `step`.
             cache: the dict from `prepare`.
+            params: optional `self.loop_params()`; a decoding loop computes it once before
+                the loop and passes it to every step (else each step slices the kernels).
         Returns:
             logits (B, V), the new state tuple, attention weights (B, Ts).
         """
@@ -70,7 +73,7 @@ class DecoderBase(keras.layers.Layer):
                 f"{type(self).__name__}.step expects prev_ids of shape (batch,), "
                 f"got shape {tuple(prev_ids.shape)}."
             )
-        params = self._loop_params()
+        params = self.loop_params() if params is None else params
         inputs = self._step_inputs(ops.cast(prev_ids, "int32"), params, training)
         features, state, weights = self._advance(inputs, tuple(state), cache, params, training)
         return self._readout(inputs, features, cache, training), state, weights
@@ -82,7 +85,7 @@ class DecoderBase(keras.layers.Layer):
         Returns logits (B, Tt, V) and attention weights (B, Tt, Ts) (None unless
         return_weights).
         """
-        params = self._loop_params()
+        params = self.loop_params()
         inputs = self._step_inputs(ops.cast(target_ids, "int32"), params, training)  # (B, Tt, ..)
         time_major = tree.map_structure(lambda x: ops.swapaxes(x, 0, 1), inputs)
 

@@ -197,7 +197,7 @@ class LuongDecoder(DecoderBase):
         """h~ = tanh(W_c [c; h]) (eq. 5)."""
         return self.W_c(ops.concatenate([ops.cast(context, self.compute_dtype), h_top], axis=-1))
 
-    def _loop_params(self):
+    def loop_params(self):
         """Each LSTM layer's weights; the first layer's kernel split as [K_E; K_h~] with
         input feeding (its input is [E y; h~])."""
         dtype = self.compute_dtype
@@ -261,7 +261,7 @@ class LuongDecoder(DecoderBase):
                 initial = [cache[f"h_{i + 1}"], cache[f"c_{i + 1}"]]
                 x, _, _ = lstm(x, initial_state=initial, training=training)  # (B, Tt, units)
             return self._attentional_readout(x, cache, training)
-        params = self._loop_params()
+        params = self.loop_params()
         (projection,) = self._step_inputs(ops.cast(target_ids, "int32"), params)  # (B, Tt, 4u)
         x = None
         for i in range(self.num_layers):

@@ -107,7 +107,7 @@ class RNNEncDecDecoder(DecoderBase):
         """cache: memory, mask (B, Ts), context c = tanh(V h_Tx), s_0 = tanh(V' c), and
         c_projection = c @ K_c + b (B, 3 units), c's constant share of the GRU input."""
         context = self.V(encoder_states[0])  # (B, context_units)
-        gru = self._loop_params()["gru"]
+        gru = self.loop_params()["gru"]
         return {
             "memory": memory,
             "mask": ops.cast(source_mask, "bool"),
@@ -121,7 +121,7 @@ class RNNEncDecDecoder(DecoderBase):
     def initial_state(self, cache):
         return (ops.cast(cache["s_0"], self.compute_dtype),)
 
-    def _loop_params(self):
+    def loop_params(self):
         """The GRU's weights split for [E y; c]: kernels [K_E, K_c] (K = [K_E; K_c])."""
         context_dim = self.cell.kernel.shape[0] - self.embedding_dim
         sizes = [self.embedding_dim, context_dim]

@@ -250,6 +250,9 @@ def _search_padded(
     beam_offsets = ops.arange(batch, dtype="int32") * k  # (B,)
 
     vocab_size = getattr(decoder, "vocab_size", None)
+    # Kernel slices and casts every step reads, made once outside the loop (a decoder
+    # without `loop_params` only needs prepare/initial_state/step).
+    params = decoder.loop_params() if hasattr(decoder, "loop_params") else None
 
     def condition(v):
         return ops.logical_and(ops.less(v["t"], step_limit), ops.logical_not(_all_decided(v)))
@@ -285,7 +288,10 @@ def _search_padded(
 
     def body(v):
         t = v["t"]
-        logits, new_state, weights = decoder.step(v["prev_ids"], v["state"], cache, training=False)
+        step_params = {} if params is None else {"params": params}
+        logits, new_state, weights = decoder.step(
+            v["prev_ids"], v["state"], cache, training=False, **step_params
+        )
         logits = ops.cast(logits, "float32")  # (BK, V)
         n_vocab = logits.shape[-1] if logits.shape[-1] is not None else vocab_size
         if n_vocab is None:
