@@ -110,3 +110,15 @@ def test_bad_arguments(tokenizer_pair):
         make_dataset(["a"], ["c"], src_tok, tgt_tok, bucketing=False, token_budget=100)
     with pytest.raises(ValueError, match="no pair left"):
         make_dataset(["a b c d e f"], ["c d e f g h"], src_tok, tgt_tok, max_length=1)
+
+
+@pytest.mark.parametrize(
+    "option",
+    [{"batch_size": 2.5}, {"batch_size": 0}, {"bucket_width": 1.5}, {"max_length": True},
+     {"token_budget": 99.9}, {"shuffle_buffer": -1}],
+)  # fmt: skip
+def test_sizes_must_be_positive_ints_never_truncated(tokenizer_pair, option):
+    src_tok, tgt_tok = tokenizer_pair
+    ((name, value),) = option.items()
+    with pytest.raises(ValueError, match=f"{name} must be an int >= 1.*{value!r}"):
+        make_dataset(["a"], ["c"], src_tok, tgt_tok, **option)

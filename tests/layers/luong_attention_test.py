@@ -166,6 +166,16 @@ def test_unknown_score_raises():
         LuongAttention(score="bilinear")
 
 
+@pytest.mark.parametrize(
+    "kwargs",
+    [{"score": "general", "units": 8}, {"score": "dot", "max_length": 5},
+     {"score": "concat", "max_length": 5}],
+)  # fmt: skip
+def test_options_the_score_does_not_use_are_refused(kwargs):
+    with pytest.raises(ValueError, match="only"):
+        LuongAttention(**kwargs)
+
+
 def test_location_without_max_length_raises():
     with pytest.raises(ValueError, match="max_length"):
         LuongAttention(score="location")

@@ -63,6 +63,17 @@ def _batch_sizes(boundaries, longest, batch_size, token_budget):
     return [max(1, token_budget // max(upper, 1)) for upper in uppers]
 
 
+def _positive_int(name, value, allow_none=False):
+    """`value` as an int >= 1 (None passes when allowed); floats and bools are refused
+    rather than truncated."""
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        expected = "an int >= 1" + (" or None" if allow_none else "")
+        raise ValueError(f"{name} must be {expected}, received {value!r}.")
+    return int(value)
+
+
 def make_dataset(
     source_sentences,
     target_sentences,
@@ -117,14 +128,13 @@ def make_dataset(
         raise ValueError(
             f"source_sentences has {len(sources)} items but target_sentences has {len(targets)}."
         )
-    if int(batch_size) < 1:
-        raise ValueError(f"batch_size must be at least 1, received {batch_size}.")
-    if max_length is not None and int(max_length) < 1:
-        raise ValueError(f"max_length must be at least 1 or None, received {max_length}.")
+    batch_size = _positive_int("batch_size", batch_size)
+    max_length = _positive_int("max_length", max_length, allow_none=True)
+    bucket_width = _positive_int("bucket_width", bucket_width)
+    token_budget = _positive_int("token_budget", token_budget, allow_none=True)
+    shuffle_buffer = _positive_int("shuffle_buffer", shuffle_buffer, allow_none=True)
     if token_budget is not None and not bucketing:
         raise ValueError("token_budget batches group pairs by length: set bucketing=True.")
-    if int(bucket_width) < 1:
-        raise ValueError(f"bucket_width must be at least 1, received {bucket_width}.")
 
     source_lengths = token_lengths(source_tokenizer, sources)
     target_lengths = token_lengths(target_tokenizer, targets)

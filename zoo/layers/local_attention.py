@@ -62,8 +62,11 @@ class LocalAttention(AttentionBase):
         self.mode = mode
         self.score = score
         self.units = check_positive_int("LocalAttention", "units", units, allow_none=True)
-        self.scorer = LuongAttention(
-            score=score, units=units, dtype=self.dtype_policy, name="score"
+        self.scorer = LuongAttention(  # units sizes W_p (local-p) and the concat score
+            score=score,
+            units=units if score == "concat" else None,
+            dtype=self.dtype_policy,
+            name="score",
         )
 
     def build(self, query_shape, memory_shape):

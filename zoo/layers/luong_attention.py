@@ -31,8 +31,10 @@ class LuongAttention(AttentionBase):
 
     Args:
         score: "dot", "general", "concat" or "location".
-        units: hidden size of the "concat" score; defaults to the query size.
-        max_length: longest source the "location" score can address (its output size).
+        units: hidden size of the "concat" score; defaults to the query size (an error
+            with the other scores).
+        max_length: longest source the "location" score can address (its output size);
+            required by "location", an error with the other scores.
 
     Weights: "general" `W_a (Dq, Dm)`; "concat" `W_a (Dq + Dm, units)`, `v_a (units,)`;
     "location" `W_a (Dq, max_length)`; "dot" none.
@@ -55,6 +57,16 @@ class LuongAttention(AttentionBase):
         if score not in SCORES:
             raise ValueError(f"LuongAttention score must be one of {SCORES}; received {score!r}.")
         units = check_positive_int("LuongAttention", "units", units, allow_none=True)
+        if units is not None and score != "concat":
+            raise ValueError(
+                f"LuongAttention: units sizes the 'concat' score only; received units={units} "
+                f"with score={score!r}. Leave units=None for this score."
+            )
+        if max_length is not None and score != "location":
+            raise ValueError(
+                f"LuongAttention: max_length sizes the 'location' score only; received "
+                f"max_length={max_length!r} with score={score!r}. Leave max_length=None."
+            )
         if score == "location":
             if isinstance(max_length, bool) or not isinstance(max_length, int) or max_length < 1:
                 raise ValueError(
