@@ -102,3 +102,11 @@ def test_run_rnn_equals_the_keras_layer_on_masked_batches(make_layer, with_initi
         )
         for got_state, expected_state in zip(got[1:], expected[1:], strict=True):
             np.testing.assert_allclose(got_state, expected_state, atol=1e-5)
+
+
+def test_run_rnn_refuses_what_it_would_ignore():
+    x = np.zeros((1, 2, 3), "float32")
+    for layer in (keras.layers.GRU(4, dropout=0.5), keras.layers.LSTM(4, go_backwards=True)):
+        layer.build((None, None, 3))
+        with pytest.raises(ValueError, match="run_rnn"):
+            run_rnn(layer, x)

@@ -258,6 +258,12 @@ def run_rnn(layer, x, mask=None, initial_state=None, training=None):
     if fused_rnn_available():
         return layer(x, mask=mask, initial_state=initial_state, training=training)
     cell = layer.cell
+    if cell.dropout or cell.recurrent_dropout or layer.go_backwards:
+        raise ValueError(
+            f"run_rnn runs {layer.name} without its cell dropout and forwards only; received "
+            f"dropout={cell.dropout}, recurrent_dropout={cell.recurrent_dropout}, "
+            f"go_backwards={layer.go_backwards}. Apply dropout outside the layer."
+        )
     dtype = x.dtype
     batch = ops.shape(x)[0]
     if initial_state is None:
