@@ -54,7 +54,7 @@ def test_bahdanau_recipes_take_dropout_but_no_luong_switches(capsys):
     parser = make_parser("bahdanau_rnnsearch", "bahdanau")
     args = parser.parse_args(["--dropout", "0.3", "--size", "tiny"])
     assert hyperparameters(args, "bahdanau_rnnsearch")["dropout"] == 0.3
-    assert hyperparameters(parser.parse_args([]), "bahdanau_rnnsearch")["dropout"] == 0.2
+    assert hyperparameters(parser.parse_args([]), "bahdanau_rnnsearch")["dropout"] == 0.3
     for luong_only in (["--no-input-feeding"], ["--window", "3"], ["--reverse-source"]):
         with pytest.raises(SystemExit):
             parser.parse_args(luong_only)

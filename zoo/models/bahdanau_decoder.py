@@ -33,7 +33,7 @@ class BahdanauDecoder(DecoderBase):
         reset_after: GRU variant; False (default) is the paper's gate order.
         dropout: rate in [0, 1) applied in training to the target embeddings E y and to the
             maxout output t_i before W_o (default 0.0: the paper mentions none; the base
-            presets use 0.2, which small corpora such as Multi30k need).
+            presets use 0.3, which small corpora such as Multi30k need).
 
     Call: `logits = decoder(target_ids, memory, source_mask, encoder_states, training=None)`
         target_ids (B, Tt) int (START_ID first), memory (B, Ts, 2n_enc), source_mask (B, Ts),

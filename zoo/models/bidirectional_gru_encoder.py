@@ -24,7 +24,7 @@ class BidirectionalGRUEncoder(keras.layers.Layer):
         units: n, GRU units per direction (memory has 2n features).
         reset_after: GRU variant; True (the default) is the one cuDNN runs.
         dropout: rate in [0, 1) on the source embeddings in training (default 0.0: the paper
-            mentions none; the base presets use 0.2).
+            mentions none; the base presets use 0.3).
 
     Call: `memory, source_mask, encoder_states = encoder(source_ids, training=None)`
         source_ids (B, Ts) int, right-padded with 0;

@@ -20,7 +20,7 @@ class GRUEncoder(keras.layers.Layer):
         units: GRU units.
         reset_after: GRU variant; True (the default) is the one cuDNN runs.
         dropout: rate in [0, 1) on the source embeddings in training (default 0.0: the paper
-            mentions none; the base presets use 0.2).
+            mentions none; the base presets use 0.3).
 
     Call: `memory, source_mask, encoder_states = encoder(source_ids, training=None)`
         memory (B, Ts, units) (zeros at padding), source_mask bool (B, Ts),

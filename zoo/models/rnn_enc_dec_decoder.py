@@ -32,7 +32,7 @@ class RNNEncDecDecoder(DecoderBase):
         reset_after: GRU variant; False (default) is the paper's gate order.
         dropout: rate in [0, 1) applied in training to the target embeddings E y and to the
             maxout output t_i before W_o (default 0.0: the paper mentions none; the base
-            presets use 0.2, which small corpora such as Multi30k need).
+            presets use 0.3, which small corpora such as Multi30k need).
 
     Call and step: see `DecoderBase`. encoder_states [h_Tx (B, n_enc)]; cache: memory, mask,
     context c (B, context_units), s_0 (B, units); state: (s_{i-1},).

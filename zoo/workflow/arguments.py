@@ -22,7 +22,7 @@ ARCHITECTURE_SWITCHES = ("dropout", "reverse_source", "input_feeding", "window")
 DEFAULT_SWITCHES = {"bahdanau": ("dropout",), "luong": ARCHITECTURE_SWITCHES}
 DROPOUT_HELP = {
     "bahdanau": "dropout on the source and target embeddings and on the maxout output t_i, "
-    "in training (default: the preset's: 0.2 at --size base, 0 at tiny and paper; the paper "
+    "in training (default: the preset's: 0.3 at --size base, 0 at tiny and paper; the paper "
     "mentions none)",
     "luong": "dropout between LSTM layers (default: the preset's, 0.2)",
 }
