@@ -89,3 +89,25 @@ def test_bad_arguments_raise():
 def test_schedule_refuses_values_it_would_truncate_or_cannot_use(kwargs, name):
     with pytest.raises(ValueError, match=f"{name} must be .*received"):
         LuongSchedule(**kwargs)
+
+
+@pytest.mark.parametrize("name, initial", [("adam", 1e-3), ("bahdanau", 1.0), ("luong", 1.0)])
+def test_decay_after_epochs_halves_any_optimizer(name, initial):
+    # 10 steps per epoch, 2 full-rate epochs: steps 0-19 at the initial rate, then halved
+    # at the start of each epoch. For "luong" it replaces the paper's 5.
+    optimizer = make_optimizer(name, steps_per_epoch=10, decay_after_epochs=2)
+    schedule = keras.optimizers.schedules.deserialize(optimizer.get_config()["learning_rate"])
+    rates = [float(schedule(step)) for step in (0, 19, 20, 29, 30)]
+    np.testing.assert_allclose(
+        rates, [initial, initial, initial / 2, initial / 2, initial / 4], rtol=1e-6
+    )
+    # The rate the optimizer applies follows the schedule as its iterations count up.
+    optimizer.iterations.assign(25)
+    assert float(optimizer.learning_rate) == pytest.approx(initial / 2)
+
+
+def test_decay_after_epochs_needs_steps_per_epoch():
+    with pytest.raises(ValueError, match="'adam' optimizer with decay_after_epochs=3.*None"):
+        make_optimizer("adam", decay_after_epochs=3)
+    # Without decay, Adam stays a constant rate.
+    assert float(make_optimizer("adam", steps_per_epoch=10).learning_rate) == pytest.approx(1e-3)

@@ -38,6 +38,8 @@ def test_languages_follow_the_corpus_and_either_flag():
 def test_explicit_optimizer_and_no_resume():
     args = parse(["--optimizer", "adam", "--no-resume", "--out", "o"])
     assert (args.optimizer, args.resume, args.out) == ("adam", False, "o")
+    assert args.decay_after is None  # the optimizer's own rule
+    assert parse(["--optimizer", "adam", "--decay-after", "5"]).decay_after == 5
 
 
 @pytest.mark.parametrize(
@@ -90,6 +92,8 @@ def test_a_switch_the_preset_lacks_is_an_error():
         ("--max-minutes", "-1"),
         ("--attention-plots", "-1"),
         ("--batch-size", "2.5"),
+        ("--decay-after", "-1"),
+        ("--decay-after", "2.5"),
     ],
 )
 def test_out_of_range_numbers_are_refused(flag, value, capsys):

@@ -7,6 +7,9 @@
 |            | epoch 5, after epoch 8 when dropout > 0)           |                        |
 | `adam`     | Adam(learning_rate=1e-3), for quick runs           | 1.0                    |
 
+`decay_after_epochs=N` gives any of them Luong's halving rule: the learning rate is halved
+every epoch after the first N (for `luong` it replaces the paper's 5 / 8).
+
 Bahdanau et al. 2014, appendix A.2.2 (Adadelta, eps 1e-6, rho 0.95; gradient norm
 renormalised to at most 1). Luong et al. 2015, section 4.1 (SGD, lr 1.0, 10 epochs, halving
 after 5; 12 epochs and halving after 8 with dropout 0.2; gradient norm rescaled to 5).
@@ -29,6 +32,7 @@ def make_optimizer(
     dropout=0.0,
     learning_rate=None,
     clipnorm=None,
+    decay_after_epochs=None,
 ):
     """Returns the Keras optimizer called `name` (see the module table).
 
@@ -40,31 +44,41 @@ def make_optimizer(
             when it is > 0.
         learning_rate: overrides the initial learning rate (a float).
         clipnorm: overrides the global gradient-norm clipping threshold.
+        decay_after_epochs: halve the learning rate every epoch after this many epochs
+            (`LuongSchedule`, counted in steps, so it needs `steps_per_epoch`). None keeps
+            the optimizer's own rule: constant for "bahdanau" and "adam", 5 (8 with dropout)
+            for "luong".
     """
     if name not in OPTIMIZERS:
         raise ValueError(f"Unknown optimizer {name!r}; expected one of {OPTIMIZERS}.")
+    if name == "luong" and decay_after_epochs is None:
+        decay_after_epochs = 8 if dropout and dropout > 0 else 5
+    initial = {"bahdanau": 1.0, "luong": 1.0, "adam": 1e-3}[name]
+    initial = initial if learning_rate is None else learning_rate
+    if decay_after_epochs is not None:
+        if steps_per_epoch is None:
+            raise ValueError(
+                f"The {name!r} optimizer with decay_after_epochs={decay_after_epochs!r} "
+                "halves its learning rate per epoch and needs steps_per_epoch (an int > 0); "
+                "received None."
+            )
+        initial = LuongSchedule(
+            steps_per_epoch=steps_per_epoch,
+            initial_learning_rate=initial,
+            decay_after_epochs=decay_after_epochs,
+        )
     if name == "bahdanau":
         return keras.optimizers.Adadelta(
-            learning_rate=1.0 if learning_rate is None else learning_rate,
+            learning_rate=initial,
             rho=0.95,
             epsilon=1e-6,
             global_clipnorm=1.0 if clipnorm is None else clipnorm,
         )
     if name == "luong":
-        if steps_per_epoch is None:
-            raise ValueError(
-                "The 'luong' optimizer halves its learning rate per epoch and needs "
-                "steps_per_epoch (an int > 0); received None."
-            )
-        schedule = LuongSchedule(
-            steps_per_epoch=steps_per_epoch,
-            initial_learning_rate=1.0 if learning_rate is None else learning_rate,
-            decay_after_epochs=8 if dropout and dropout > 0 else 5,
-        )
         return keras.optimizers.SGD(
-            learning_rate=schedule, global_clipnorm=5.0 if clipnorm is None else clipnorm
+            learning_rate=initial, global_clipnorm=5.0 if clipnorm is None else clipnorm
         )
     return keras.optimizers.Adam(
-        learning_rate=1e-3 if learning_rate is None else learning_rate,
+        learning_rate=initial,
         global_clipnorm=1.0 if clipnorm is None else clipnorm,
     )

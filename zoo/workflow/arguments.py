@@ -223,6 +223,15 @@ def make_parser(recipe, family, description=None, switches=None):
         "SGD, 1e-3 for Adam)",
     )
     training.add_argument(
+        "--decay-after",
+        type=_non_negative_int,
+        default=None,
+        metavar="EPOCHS",
+        help="halve the learning rate every epoch after this many epochs (Luong et al. "
+        "section 4.1's rule, for any --optimizer; default: 5 for Luong's SGD, 8 with "
+        "dropout; none for Adadelta and Adam)",
+    )
+    training.add_argument(
         "--epochs",
         type=positive_int,
         default=None,

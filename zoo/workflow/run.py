@@ -192,8 +192,10 @@ def _write_vocabulary(tokenizer, path):
 
 def _optimizer_note(args, steps_per_epoch, dropout):
     note = PAPER_OPTIMIZERS[args.optimizer]
-    if args.optimizer == "luong":
+    after = args.decay_after
+    if after is None and args.optimizer == "luong":
         after = 8 if dropout else 5
+    if after is not None:
         note += f"; here: halving after epoch {after}, {steps_per_epoch} steps per epoch"
     if args.learning_rate is not None:
         note += f"; initial learning rate set to {args.learning_rate}"
@@ -284,6 +286,7 @@ def _run(build_model, args, strategy, chief, say, started, limit):
             steps_per_epoch=steps_per_epoch,
             dropout=dropout,
             learning_rate=args.learning_rate,
+            decay_after_epochs=args.decay_after,
         )
     parameters = int(model.count_params())
     say(f"Model {model.name}: {parameters:,} parameters")
