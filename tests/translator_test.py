@@ -40,12 +40,16 @@ def test_mixed_batch_translates_in_order(translator, mixed_outputs):
 
 
 def test_traced_once_per_beam_size(translator, mixed_outputs):
-    function = translator.translate_function(2)
+    # translate() (text only) runs the function without attention weights.
+    function = translator.translate_function(2, attention=False)
     translator.translate(MIXED[:3], batch_size=1)
     translator.translate(["Ein Hund.", LONG, "Eine Katze schläft auf dem Sofa."])
     assert function.experimental_get_tracing_count() == 1
-    assert translator.translate_function(2) is function
-    assert translator.translate_function(1) is not function
+    assert translator.translate_function(2, attention=False) is function
+    assert translator.translate_function(1, attention=False) is not function
+    assert translator.translate_function(2) is not function
+    assert "attention" not in function(tf.constant(["Ein Hund."]))
+    assert "attention" in translator.translate_function(2)(tf.constant(["Ein Hund."]))
 
 
 def test_long_sentence_translated_whole(translator):
