@@ -33,6 +33,7 @@ import os
 import numpy as np
 import tensorflow as tf
 
+from zoo.checks import check_int
 from zoo.constants import PAD_ID
 from zoo.search import search
 from zoo.translation import Translation
@@ -44,12 +45,6 @@ CONFIG_FILE = "translator.json"
 SERVING_DIR = "serving"
 
 _SETTINGS = ("beam_size", "length_penalty", "batch_size", "max_length_ratio", "max_length_offset")
-
-
-def _check_int(name, value, minimum=1):
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise ValueError(f"{name} must be an int >= {minimum}, received {value!r}.")
-    return int(value)
 
 
 def _check_float(name, value):
@@ -159,11 +154,11 @@ class Translator:
         self.model = model
         self.source_tokenizer = source_tokenizer
         self.target_tokenizer = target_tokenizer
-        self.beam_size = _check_int("beam_size", beam_size)
+        self.beam_size = check_int(None, "beam_size", beam_size)
         self.length_penalty = _check_float("length_penalty", length_penalty)
-        self.batch_size = _check_int("batch_size", batch_size)
+        self.batch_size = check_int(None, "batch_size", batch_size)
         self.max_length_ratio = _check_float("max_length_ratio", max_length_ratio)
-        self.max_length_offset = _check_int("max_length_offset", max_length_offset, minimum=0)
+        self.max_length_offset = check_int(None, "max_length_offset", max_length_offset, minimum=0)
         self._check_vocab_sizes()
         self._functions = {}
 
@@ -208,7 +203,7 @@ class Translator:
             source_tokens (B, Ts) tf.string and target_tokens (B, T) tf.string ("" padding).
         Sentences with no tokens get translation "", score 0, target length 0.
         """
-        beam_size = self.beam_size if beam_size is None else _check_int("beam_size", beam_size)
+        beam_size = self.beam_size if beam_size is None else check_int(None, "beam_size", beam_size)
         sentences = tf.convert_to_tensor(sentences, tf.string)
         ragged = self.source_tokenizer.tokenize(sentences)
         source_lengths = tf.cast(ragged.row_lengths(), tf.int32)
@@ -259,7 +254,7 @@ class Translator:
         """The `tf.function` `sentences (None,) tf.string -> dict` for `beam_size` (and with or
         without the attention weights), traced once (input signature with dynamic batch) and
         cached on the translator."""
-        beam_size = self.beam_size if beam_size is None else _check_int("beam_size", beam_size)
+        beam_size = self.beam_size if beam_size is None else check_int(None, "beam_size", beam_size)
         key = (beam_size, bool(attention))
         if key not in self._functions:
             self._functions[key] = tf.function(
@@ -272,8 +267,10 @@ class Translator:
     # -- translation ---------------------------------------------------------------------------
     def _run(self, sentences, beam_size, batch_size, progress, attention=True):
         sentences = _check_sentences(sentences)
-        beam_size = self.beam_size if beam_size is None else _check_int("beam_size", beam_size)
-        batch_size = self.batch_size if batch_size is None else _check_int("batch_size", batch_size)
+        beam_size = self.beam_size if beam_size is None else check_int(None, "beam_size", beam_size)
+        batch_size = (
+            self.batch_size if batch_size is None else check_int(None, "batch_size", batch_size)
+        )
         if not sentences:
             return sentences, []
         lengths = self.source_lengths(sentences)

@@ -220,13 +220,13 @@ def test_unsupported_score_raises(score):
 
 @pytest.mark.parametrize("window", [0, -1, 2.5, True])
 def test_bad_window_raises(window):
-    with pytest.raises(ValueError, match=r"window \(D\) must be a positive int; received"):
+    with pytest.raises(ValueError, match=r"window \(D\) must be an int >= 1; received"):
         LocalAttention(window=window)
 
 
 @pytest.mark.parametrize("units", [0, 2.5, True])
 def test_bad_units_raise(units):
-    with pytest.raises(ValueError, match="units must be a positive int or None; received"):
+    with pytest.raises(ValueError, match="units must be an int >= 1 or None; received"):
         LocalAttention(units=units)
 
 

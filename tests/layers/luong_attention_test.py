@@ -244,8 +244,8 @@ def test_registered_for_safe_loading():
 @pytest.mark.parametrize(
     "kwargs,match",
     [
-        ({"score": "concat", "units": 0}, "units must be a positive int or None"),
-        ({"score": "concat", "units": True}, "units must be a positive int or None"),
+        ({"score": "concat", "units": 0}, "units must be an int >= 1 or None"),
+        ({"score": "concat", "units": True}, "units must be an int >= 1 or None"),
         ({"score": "location", "max_length": True}, "max_length"),
         ({"score": "location", "max_length": 4.0}, "max_length"),
     ],

@@ -12,6 +12,7 @@ import math
 import numpy as np
 import tensorflow as tf
 
+from zoo.checks import check_int
 from zoo.constants import END_ID, PAD_ID, START_ID
 
 logger = logging.getLogger("zoo.data")
@@ -61,17 +62,6 @@ def _batch_sizes(boundaries, longest, batch_size, token_budget):
     if token_budget is None:
         return [batch_size] * len(uppers)
     return [max(1, token_budget // max(upper, 1)) for upper in uppers]
-
-
-def _positive_int(name, value, allow_none=False):
-    """`value` as an int >= 1 (None passes when allowed); floats and bools are refused
-    rather than truncated."""
-    if value is None and allow_none:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        expected = "an int >= 1" + (" or None" if allow_none else "")
-        raise ValueError(f"{name} must be {expected}, received {value!r}.")
-    return int(value)
 
 
 def make_dataset(
@@ -128,11 +118,11 @@ def make_dataset(
         raise ValueError(
             f"source_sentences has {len(sources)} items but target_sentences has {len(targets)}."
         )
-    batch_size = _positive_int("batch_size", batch_size)
-    max_length = _positive_int("max_length", max_length, allow_none=True)
-    bucket_width = _positive_int("bucket_width", bucket_width)
-    token_budget = _positive_int("token_budget", token_budget, allow_none=True)
-    shuffle_buffer = _positive_int("shuffle_buffer", shuffle_buffer, allow_none=True)
+    batch_size = check_int("make_dataset", "batch_size", batch_size)
+    max_length = check_int("make_dataset", "max_length", max_length, allow_none=True)
+    bucket_width = check_int("make_dataset", "bucket_width", bucket_width)
+    token_budget = check_int("make_dataset", "token_budget", token_budget, allow_none=True)
+    shuffle_buffer = check_int("make_dataset", "shuffle_buffer", shuffle_buffer, allow_none=True)
     if token_budget is not None and not bucketing:
         raise ValueError("token_budget batches group pairs by length: set bucketing=True.")
 

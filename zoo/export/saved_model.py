@@ -57,9 +57,11 @@ def export_translator(translator, path, beam_size=None, greedy=True, verbose=Fal
     """
     import keras
 
-    from zoo.translator import _check_int
+    from zoo.checks import check_int
 
-    beam_size = translator.beam_size if beam_size is None else _check_int("beam_size", beam_size)
+    beam_size = (
+        translator.beam_size if beam_size is None else check_int(None, "beam_size", beam_size)
+    )
     path = os.fspath(path)
     archive = keras.export.ExportArchive()
     archive.track(translator.model)

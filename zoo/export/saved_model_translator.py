@@ -6,8 +6,9 @@ import os
 import numpy as np
 import tensorflow as tf
 
+from zoo.checks import check_int
 from zoo.export.saved_model import METADATA_FILE, load_exported
-from zoo.translator import _check_int, _check_sentences, to_translation
+from zoo.translator import _check_sentences, to_translation
 
 
 class SavedModelTranslator:
@@ -33,7 +34,7 @@ class SavedModelTranslator:
         if not os.path.isfile(os.path.join(path, "saved_model.pb")):
             raise ValueError(f"{path} is not a SavedModel folder (no saved_model.pb).")
         self.path = path
-        self.batch_size = _check_int("batch_size", batch_size)
+        self.batch_size = check_int(None, "batch_size", batch_size)
         self.metadata = {}
         metadata_path = os.path.join(path, METADATA_FILE)
         if os.path.isfile(metadata_path):
@@ -58,7 +59,9 @@ class SavedModelTranslator:
 
         sentences = _check_sentences(sentences)
         endpoint = self._endpoint(beam_size)
-        batch_size = self.batch_size if batch_size is None else _check_int("batch_size", batch_size)
+        batch_size = (
+            self.batch_size if batch_size is None else check_int(None, "batch_size", batch_size)
+        )
         order = sorted(range(len(sentences)), key=lambda i: -len(sentences[i]))
         outputs = [None] * len(sentences)
         with tqdm(total=len(sentences), unit="sent", desc="translate", disable=not progress) as bar:

@@ -34,16 +34,6 @@ def masked_softmax(scores, mask=None):
     return weights * ops.cast(mask, "float32")
 
 
-def check_positive_int(owner, name, value, allow_none=False):
-    """`value` if it is an int >= 1 (or None when `allow_none`); else a ValueError naming it."""
-    if value is None and allow_none:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        expected = "a positive int or None" if allow_none else "a positive int"
-        raise ValueError(f"{owner} {name} must be {expected}; received {value!r}.")
-    return value
-
-
 class AttentionBase(keras.layers.Layer):
     """Base class of the attention layers: input checks and the weighted sum.
 

@@ -5,7 +5,8 @@ import math
 import keras
 from keras import ops
 
-from zoo.layers.attention_base import AttentionBase, check_positive_int, masked_softmax
+from zoo.checks import check_int
+from zoo.layers.attention_base import AttentionBase, masked_softmax
 
 
 @keras.saving.register_keras_serializable(package="zoo")
@@ -50,7 +51,7 @@ class BahdanauAttention(AttentionBase):
 
     def __init__(self, units, normalize=False, **kwargs):
         super().__init__(**kwargs)
-        self.units = check_positive_int("BahdanauAttention", "units", units)
+        self.units = check_int("BahdanauAttention", "units", units)
         self.normalize = bool(normalize)
 
     def build(self, query_shape, memory_shape):

@@ -3,7 +3,8 @@
 import keras
 from keras import ops
 
-from zoo.layers.attention_base import AttentionBase, check_positive_int, masked_softmax
+from zoo.checks import check_int
+from zoo.layers.attention_base import AttentionBase, masked_softmax
 from zoo.layers.luong_attention import LuongAttention
 
 MODES = ("monotonic", "predictive")
@@ -58,10 +59,10 @@ class LocalAttention(AttentionBase):
             raise ValueError(
                 f"LocalAttention score must be one of {LOCAL_SCORES}; received {score!r}."
             )
-        self.window = check_positive_int("LocalAttention", "window (D)", window)
+        self.window = check_int("LocalAttention", "window (D)", window)
         self.mode = mode
         self.score = score
-        self.units = check_positive_int("LocalAttention", "units", units, allow_none=True)
+        self.units = check_int("LocalAttention", "units", units, allow_none=True)
         self.scorer = LuongAttention(  # units sizes W_p (local-p) and the concat score
             score=score,
             units=units if score == "concat" else None,

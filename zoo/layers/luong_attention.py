@@ -3,7 +3,8 @@
 import keras
 from keras import ops
 
-from zoo.layers.attention_base import AttentionBase, check_positive_int, masked_softmax
+from zoo.checks import check_int
+from zoo.layers.attention_base import AttentionBase, masked_softmax
 
 SCORES = ("dot", "general", "concat", "location")
 
@@ -56,7 +57,7 @@ class LuongAttention(AttentionBase):
         super().__init__(**kwargs)
         if score not in SCORES:
             raise ValueError(f"LuongAttention score must be one of {SCORES}; received {score!r}.")
-        units = check_positive_int("LuongAttention", "units", units, allow_none=True)
+        units = check_int("LuongAttention", "units", units, allow_none=True)
         if units is not None and score != "concat":
             raise ValueError(
                 f"LuongAttention: units sizes the 'concat' score only; received units={units} "

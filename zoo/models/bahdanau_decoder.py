@@ -3,8 +3,8 @@
 import keras
 from keras import ops
 
+from zoo.checks import check_int, check_rate
 from zoo.layers import BahdanauAttention
-from zoo.models.checks import check_positive_int, check_rate
 from zoo.models.decoder_base import DecoderBase
 from zoo.models.maxout import Maxout
 from zoo.models.recurrence import gru_params, gru_update, project
@@ -58,12 +58,12 @@ class BahdanauDecoder(DecoderBase):
     ):
         super().__init__(**kwargs)
         name = type(self).__name__
-        self.vocab_size = check_positive_int(name, "vocab_size", vocab_size)
-        self.embedding_dim = check_positive_int(name, "embedding_dim", embedding_dim)
-        self.units = check_positive_int(name, "units", units)
-        self.maxout_units = check_positive_int(name, "maxout_units", maxout_units)
+        self.vocab_size = check_int(name, "vocab_size", vocab_size)
+        self.embedding_dim = check_int(name, "embedding_dim", embedding_dim)
+        self.units = check_int(name, "units", units)
+        self.maxout_units = check_int(name, "maxout_units", maxout_units)
         if attention_units is not None:
-            check_positive_int(name, "attention_units", attention_units)
+            check_int(name, "attention_units", attention_units)
         self.attention_units = attention_units
         self.reset_after = bool(reset_after)
         self.dropout = check_rate(name, "dropout", dropout)

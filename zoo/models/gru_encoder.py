@@ -3,8 +3,9 @@
 import keras
 from keras import ops
 
+from zoo.checks import check_int, check_rate
 from zoo.constants import PAD_ID
-from zoo.models.checks import check_ids_rank, check_positive_int, check_rate
+from zoo.models.checks import check_ids_rank
 from zoo.models.recurrence import run_rnn
 
 
@@ -33,9 +34,9 @@ class GRUEncoder(keras.layers.Layer):
     def __init__(self, vocab_size, embedding_dim, units, reset_after=True, dropout=0.0, **kwargs):
         super().__init__(**kwargs)
         name = type(self).__name__
-        self.vocab_size = check_positive_int(name, "vocab_size", vocab_size)
-        self.embedding_dim = check_positive_int(name, "embedding_dim", embedding_dim)
-        self.units = check_positive_int(name, "units", units)
+        self.vocab_size = check_int(name, "vocab_size", vocab_size)
+        self.embedding_dim = check_int(name, "embedding_dim", embedding_dim)
+        self.units = check_int(name, "units", units)
         self.reset_after = bool(reset_after)
         self.dropout = check_rate(name, "dropout", dropout)
         self.embedding = keras.layers.Embedding(

@@ -3,6 +3,8 @@
 import keras
 from keras import ops
 
+from zoo.checks import check_int
+
 
 @keras.saving.register_keras_serializable(package="zoo")
 class Maxout(keras.layers.Layer):
@@ -17,9 +19,7 @@ class Maxout(keras.layers.Layer):
 
     def __init__(self, pool_size=2, **kwargs):
         super().__init__(**kwargs)
-        if not isinstance(pool_size, int) or pool_size < 1:
-            raise ValueError(f"pool_size must be a positive int, got {pool_size!r}.")
-        self.pool_size = pool_size
+        self.pool_size = check_int("Maxout", "pool_size", pool_size)
 
     def call(self, inputs):
         depth = inputs.shape[-1]

@@ -3,7 +3,7 @@
 import keras
 from keras import ops
 
-from zoo.models.checks import check_positive_int, check_rate
+from zoo.checks import check_int, check_rate
 from zoo.models.decoder_base import DecoderBase
 from zoo.models.maxout import Maxout
 from zoo.models.recurrence import gru_params, gru_update, project
@@ -55,12 +55,12 @@ class RNNEncDecDecoder(DecoderBase):
     ):
         super().__init__(**kwargs)
         name = type(self).__name__
-        self.vocab_size = check_positive_int(name, "vocab_size", vocab_size)
-        self.embedding_dim = check_positive_int(name, "embedding_dim", embedding_dim)
-        self.units = check_positive_int(name, "units", units)
-        self.maxout_units = check_positive_int(name, "maxout_units", maxout_units)
+        self.vocab_size = check_int(name, "vocab_size", vocab_size)
+        self.embedding_dim = check_int(name, "embedding_dim", embedding_dim)
+        self.units = check_int(name, "units", units)
+        self.maxout_units = check_int(name, "maxout_units", maxout_units)
         if context_units is not None:
-            check_positive_int(name, "context_units", context_units)
+            check_int(name, "context_units", context_units)
         self.context_units = context_units
         self.reset_after = bool(reset_after)
         self.dropout = check_rate(name, "dropout", dropout)

@@ -3,8 +3,9 @@
 import keras
 from keras import ops
 
+from zoo.checks import check_int, check_rate
 from zoo.constants import PAD_ID
-from zoo.models.checks import check_ids_rank, check_positive_int, check_rate
+from zoo.models.checks import check_ids_rank
 from zoo.models.initializers import uniform_or_default
 from zoo.models.recurrence import run_rnn
 from zoo.models.reversal import lengths_from_mask, reverse_padded
@@ -55,10 +56,10 @@ class StackedLSTMEncoder(keras.layers.Layer):
     ):
         super().__init__(**kwargs)
         name = type(self).__name__
-        self.vocab_size = check_positive_int(name, "vocab_size", vocab_size)
-        self.embedding_dim = check_positive_int(name, "embedding_dim", embedding_dim)
-        self.units = check_positive_int(name, "units", units)
-        self.num_layers = check_positive_int(name, "num_layers", num_layers)
+        self.vocab_size = check_int(name, "vocab_size", vocab_size)
+        self.embedding_dim = check_int(name, "embedding_dim", embedding_dim)
+        self.units = check_int(name, "units", units)
+        self.num_layers = check_int(name, "num_layers", num_layers)
         if num_layers > 4:
             raise ValueError(
                 f"{name}: num_layers must be 1 to 4 (the paper's range), got {num_layers}."

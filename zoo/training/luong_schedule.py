@@ -3,12 +3,9 @@
 import math
 
 import keras
-import numpy as np
 from keras import ops
 
-
-def _is_int(value):
-    return isinstance(value, int | np.integer) and not isinstance(value, bool)
+from zoo.checks import check_int
 
 
 @keras.saving.register_keras_serializable(package="zoo")
@@ -42,14 +39,10 @@ class LuongSchedule(keras.optimizers.schedules.LearningRateSchedule):
         decay_after_epochs=5,
         decay_factor=0.5,
     ):
-        if not _is_int(steps_per_epoch) or steps_per_epoch <= 0:
-            raise ValueError(
-                f"steps_per_epoch must be a positive integer; received {steps_per_epoch!r}."
-            )
-        if not _is_int(decay_after_epochs) or decay_after_epochs < 0:
-            raise ValueError(
-                f"decay_after_epochs must be an integer >= 0; received {decay_after_epochs!r}."
-            )
+        steps_per_epoch = check_int("LuongSchedule", "steps_per_epoch", steps_per_epoch)
+        decay_after_epochs = check_int(
+            "LuongSchedule", "decay_after_epochs", decay_after_epochs, minimum=0
+        )
         if not (math.isfinite(float(initial_learning_rate)) and initial_learning_rate > 0):
             raise ValueError(
                 "initial_learning_rate must be a finite number > 0; received "

@@ -1,0 +1,42 @@
+"""Argument checks shared by the whole package (it imports nothing from `zoo`).
+
+Each returns the value it accepts (as a plain Python int or float) and otherwise raises a
+ValueError that names the owner, the argument, what was expected and what was received:
+floats and bools are refused rather than truncated.
+
+    >>> check_int("GRUEncoder", "units", 256)
+    256
+    >>> check_int("GRUEncoder", "units", 2.5)
+    Traceback (most recent call last):
+    ...
+    ValueError: GRUEncoder: units must be an int >= 1; received 2.5.
+"""
+
+import numpy as np
+
+
+def _owned(owner, name):
+    return f"{owner}: {name}" if owner else name
+
+
+def check_int(owner, name, value, minimum=1, allow_none=False):
+    """`value` as an int >= `minimum` (None passes when `allow_none`); else a ValueError.
+
+    `owner` (a class or function name, or None) prefixes the message."""
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < minimum:
+        expected = f"an int >= {minimum}" + (" or None" if allow_none else "")
+        raise ValueError(f"{_owned(owner, name)} must be {expected}; received {value!r}.")
+    return int(value)
+
+
+def check_rate(owner, name, value):
+    """`value` as a float in [0, 1) (a dropout rate); else a ValueError."""
+    if isinstance(value, bool) or not isinstance(value, int | float | np.floating):
+        valid = False
+    else:
+        valid = 0 <= value < 1
+    if not valid:
+        raise ValueError(f"{_owned(owner, name)} must be a float in [0, 1); received {value!r}.")
+    return float(value)
