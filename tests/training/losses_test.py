@@ -4,7 +4,13 @@ import keras
 import numpy as np
 import pytest
 
-from zoo.training import masked_accuracy, masked_cross_entropy, masked_token_stats, perplexity
+from zoo.training import (
+    masked_accuracy,
+    masked_cross_entropy,
+    masked_smoothed_loss_sum,
+    masked_token_stats,
+    perplexity,
+)
 
 
 def _reference(targets, logits):
@@ -64,3 +70,26 @@ def test_all_padding_gives_zero_not_nan():
 def test_bad_shapes_raise():
     with pytest.raises(ValueError, match=r"\(B, T\)"):
         masked_token_stats(np.zeros((2, 3, 1), np.int32), np.zeros((2, 3, 4), np.float32))
+
+
+@pytest.mark.parametrize("eps", [0.0, 0.1, 0.5])
+def test_smoothed_loss_matches_numpy_reference(eps):
+    targets, logits = _example()
+    vocab = logits.shape[-1]
+    z = logits.astype(np.float64)
+    log_probs = z - z.max(-1, keepdims=True)
+    log_probs -= np.log(np.exp(log_probs).sum(-1, keepdims=True))
+    # The smoothed target distribution: 1 - eps on the reference, eps / V on every id.
+    q = np.full(z.shape, eps / vocab) + (1 - eps) * np.eye(vocab)[targets]
+    per_token = -(q * log_probs).sum(-1)
+    expected = per_token[targets != 0].sum()
+    got = float(masked_smoothed_loss_sum(targets, logits, eps))
+    np.testing.assert_allclose(got, expected, rtol=1e-5)
+    if eps == 0.0:
+        np.testing.assert_allclose(got, float(masked_token_stats(targets, logits)[0]), rtol=1e-6)
+    # Keras' own label smoothing on one-hot targets agrees on a real token.
+    one_hot = np.eye(vocab, dtype=np.float32)[targets[2:3, :1]]
+    keras_loss = keras.losses.categorical_crossentropy(
+        one_hot, logits[2:3, :1], from_logits=True, label_smoothing=eps
+    )
+    np.testing.assert_allclose(float(keras_loss[0, 0]), per_token[2, 0], rtol=1e-5)

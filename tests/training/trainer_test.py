@@ -171,6 +171,35 @@ def test_resume_false_starts_over(tmp_path):
     assert summary["steps"] == 1 and summary["resumed_from_step"] is None
 
 
+def test_label_smoothing_changes_the_gradient_not_the_reported_loss(tmp_path):
+    def run(eps, name):
+        keras.utils.set_random_seed(7)
+        model = toy_model(dropout=0.0)
+        summary = training.train(
+            model,
+            toy_dataset(shuffle=False),
+            toy_dataset(shuffle=False),
+            out_dir=tmp_path / name,
+            max_steps=4,
+            label_smoothing=eps,
+            verbose=0,
+        )
+        return summary, model
+
+    plain, plain_model = run(0.0, "plain")
+    smooth, smooth_model = run(0.2, "smooth")
+    difference = [
+        np.abs(a - b).max()
+        for a, b in zip(plain_model.get_weights(), smooth_model.get_weights(), strict=True)
+    ]
+    assert max(difference) > 1e-4  # another objective, other updates
+    # Validation loss is the plain cross-entropy of the trained weights, as evaluate() says.
+    check = training.evaluate(smooth_model, toy_dataset(shuffle=False))
+    np.testing.assert_allclose(smooth["val_loss"], check["loss"], rtol=1e-5)
+    with pytest.raises(ValueError, match=r"train: label_smoothing must be a float in \[0, 1\)"):
+        run(1.0, "bad")
+
+
 def test_bad_arguments_raise():
     model = toy_model()
     with pytest.raises(ValueError, match="epochs"):

@@ -17,6 +17,7 @@ from zoo.training.checkpoint_manager import CheckpointManager
 from zoo.training.losses import (
     masked_accuracy,
     masked_cross_entropy,
+    masked_smoothed_loss_sum,
     masked_token_stats,
     perplexity,
 )
@@ -40,6 +41,7 @@ __all__ = [
     "make_strategy",
     "masked_accuracy",
     "masked_cross_entropy",
+    "masked_smoothed_loss_sum",
     "masked_token_stats",
     "needs_loss_scaling",
     "perplexity",

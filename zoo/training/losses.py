@@ -56,6 +56,32 @@ def masked_token_stats(target_out_ids, logits):
     return loss_sum, correct, tokens
 
 
+def masked_smoothed_loss_sum(target_out_ids, logits, label_smoothing):
+    """Summed label-smoothed cross-entropy over real tokens: the training objective with
+    `label_smoothing` = eps > 0 (Szegedy et al. 2016, section 7).
+
+    The target distribution puts 1 - eps on the reference token and spreads eps uniformly
+    over the V ids, so per token
+
+        loss = (1 - eps) * -log p(y) + eps * mean_v(-log p(v))
+             = (1 - eps) * -log p(y) + eps * (logsumexp(z) - mean(z))
+
+    (what `keras.losses.categorical_crossentropy(..., label_smoothing=eps)` computes on
+    one-hot targets). With eps = 0 it is `masked_token_stats`' `loss_sum`. Perplexity and
+    validation stay on the plain cross-entropy.
+
+    Returns a float32 scalar.
+    """
+    _check(target_out_ids, logits)
+    target_out_ids = ops.cast(target_out_ids, "int32")
+    logits = ops.cast(logits, "float32")
+    mask = ops.cast(ops.not_equal(target_out_ids, PAD_ID), "float32")
+    nll = keras.losses.sparse_categorical_crossentropy(target_out_ids, logits, from_logits=True)
+    uniform = ops.logsumexp(logits, axis=-1) - ops.mean(logits, axis=-1)
+    eps = float(label_smoothing)
+    return ops.sum(((1.0 - eps) * nll + eps * uniform) * mask)
+
+
 def masked_cross_entropy(target_out_ids, logits):
     """Mean cross-entropy per real target token (float32 scalar); 0 for an all-padding batch."""
     loss_sum, _, tokens = masked_token_stats(target_out_ids, logits)

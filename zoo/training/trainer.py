@@ -25,8 +25,9 @@ import keras
 import tensorflow as tf
 from tensorflow.core.framework import summary_pb2
 
+from zoo.checks import check_rate
 from zoo.training.checkpoint_manager import CheckpointManager
-from zoo.training.losses import masked_token_stats, perplexity
+from zoo.training.losses import masked_smoothed_loss_sum, masked_token_stats, perplexity
 from zoo.training.optimizers import make_optimizer
 from zoo.training.precision import needs_loss_scaling
 from zoo.training.strategy import is_chief
@@ -139,6 +140,7 @@ def train(
     resume=True,
     strategy=None,
     jit_compile=False,
+    label_smoothing=0.0,
     callbacks=None,
     log_every=50,
     verbose=1,
@@ -169,6 +171,9 @@ def train(
             False deletes the old checkpoints and starts from the model's current weights.
         strategy: the `tf.distribute.Strategy` the model was built under (default: current).
         jit_compile: compile the per-replica train step with XLA.
+        label_smoothing: eps in [0, 1): train on the label-smoothed cross-entropy
+            (`masked_smoothed_loss_sum`). The reported loss, perplexity and the choice of
+            the best model stay on the plain cross-entropy.
         callbacks: `keras.callbacks.Callback`s; they get on_train_begin/end,
             on_epoch_begin/end and on_train_batch_end (logs: loss, ppl, accuracy, step).
             Setting `model.stop_training = True` stops after the current step.
@@ -187,6 +192,7 @@ def train(
         raise ValueError(f"max_steps must be >= 1 or None; received {max_steps!r}.")
     if int(checkpoint_every) < 1:
         raise ValueError(f"checkpoint_every must be >= 1; received {checkpoint_every!r}.")
+    label_smoothing = check_rate("train", "label_smoothing", label_smoothing)
     strategy = strategy or tf.distribute.get_strategy()
     chief = is_chief(strategy)
     show = bool(verbose) and chief
@@ -218,8 +224,11 @@ def train(
         with tf.GradientTape() as tape:
             logits = model(inputs, training=True)
             loss_sum, correct, tokens = masked_token_stats(targets, logits)
+            objective = loss_sum
+            if label_smoothing:
+                objective = masked_smoothed_loss_sum(targets, logits, label_smoothing)
             global_tokens = context.all_reduce(_SUM, tokens)
-            loss = loss_sum / tf.maximum(global_tokens, 1.0)
+            loss = objective / tf.maximum(global_tokens, 1.0)
             scaled_loss = optimizer.scale_loss(loss)
         grads = tape.gradient(scaled_loss, trainable)
         if replicas > 1 and clipnorm:

@@ -75,10 +75,10 @@ _non_negative_int = _number(int, 0, False, "an integer >= 0")
 _non_negative_float = _number(float, 0.0, False, "a number >= 0")
 
 
-def _dropout(text):
+def _rate(text):
     value = _non_negative_float(text)
     if value >= 1:
-        raise argparse.ArgumentTypeError(f"dropout must be in [0, 1), got {value}")
+        raise argparse.ArgumentTypeError(f"expected a number in [0, 1), got {value}")
     return value
 
 
@@ -180,7 +180,7 @@ def make_parser(recipe, family, description=None, switches=None):
     if "dropout" in switches:
         model.add_argument(
             "--dropout",
-            type=_dropout,
+            type=_rate,
             default=None,
             help=DROPOUT_HELP[family],
         )
@@ -221,6 +221,15 @@ def make_parser(recipe, family, description=None, switches=None):
         default=None,
         help="initial learning rate (default: the optimizer's: 1.0 for Adadelta and Luong's "
         "SGD, 1e-3 for Adam)",
+    )
+    training.add_argument(
+        "--label-smoothing",
+        type=_rate,
+        default=0.0,
+        metavar="EPS",
+        help="train on label-smoothed cross-entropy: EPS of each target's probability spread "
+        "over the vocabulary (default: 0, as in the papers; 0.1 is common). Perplexity and "
+        "model selection use the plain cross-entropy",
     )
     training.add_argument(
         "--decay-after",

@@ -292,6 +292,8 @@ def _run(build_model, args, strategy, chief, say, started, limit):
     say(f"Model {model.name}: {parameters:,} parameters")
     say(_optimizer_note(args, steps_per_epoch, dropout))
     cap = f", at most {args.max_steps} steps" if args.max_steps else ""
+    if args.label_smoothing:
+        cap += f", label smoothing {args.label_smoothing}"
     say(
         f"Training: {args.epochs} epochs of {steps_per_epoch} batches of {args.batch_size} "
         f"pairs{cap}; checkpoints every {args.checkpoint_every} steps in {out}/checkpoints"
@@ -309,6 +311,7 @@ def _run(build_model, args, strategy, chief, say, started, limit):
         resume=args.resume,
         strategy=strategy,
         jit_compile=args.jit_compile,
+        label_smoothing=args.label_smoothing,
         callbacks=[training.TimeLimit(args.max_minutes)] if args.max_minutes else None,
         verbose=1 if chief else 0,
     )
