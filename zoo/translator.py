@@ -345,14 +345,17 @@ class Translator:
         return [to_translation(s, out) for s, out in zip(sentences, outputs, strict=True)]
 
     # -- files -------------------------------------------------------------------------------
-    def export(self, path, beam_size=None, greedy=True, verbose=False):
+    def export(self, path, beam_size=None, greedy=True, attention=True, verbose=False):
         """Writes a SavedModel to `path`; see `zoo.export.export_translator` for its endpoints.
 
         The `translate` endpoint (also `serving_default`) searches with `beam_size`
-        (default: the translator's); `translate_greedy` with beam size 1."""
+        (default: the translator's); `translate_greedy` with beam size 1. `attention=False`
+        leaves the attention weights out of the outputs (faster beam search)."""
         from zoo.export import export_translator
 
-        return export_translator(self, path, beam_size=beam_size, greedy=greedy, verbose=verbose)
+        return export_translator(
+            self, path, beam_size=beam_size, greedy=greedy, attention=attention, verbose=verbose
+        )
 
     def save(self, directory, serving=True, metadata=None):
         """Writes the output-folder layout of the module docstring to `directory`:

@@ -142,3 +142,24 @@ def test_saved_model_translator_and_cli(exported, capsys):
         SavedModelTranslator(path, batch_size=0)
     assert cli.main(["translate", path, MIXED[0], MIXED[1]]) == 0
     assert capsys.readouterr().out.split("\n")[:2] == translator.translate(MIXED[:2])
+
+
+def test_export_without_attention(exported, tmp_path):
+    """attention=False: the same translations and scores, no attention output."""
+    import tensorflow as tf
+
+    from zoo.export import SavedModelTranslator, load_exported
+
+    translator, _ = exported
+    path = str(translator.export(tmp_path / "text", greedy=False, attention=False))
+    metadata = json.loads(open(f"{path}/{METADATA_FILE}").read())
+    assert metadata["outputs"] == [k for k in OUTPUT_KEYS if k != "attention"]
+    result = load_exported(path).translate(tf.constant(MIXED))
+    assert sorted(result) == sorted(metadata["outputs"])
+    expected = translator.translate_with_attention(MIXED, beam_size=2)
+    assert [x.decode() for x in result["translation"].numpy()] == [t.translation for t in expected]
+    np.testing.assert_allclose(result["score"].numpy(), [t.score for t in expected], rtol=1e-5)
+    serving = SavedModelTranslator(path)
+    assert serving.translate(MIXED) == [t.translation for t in expected]
+    with pytest.raises(ValueError, match="exported with attention=False"):
+        serving.translate_with_attention(MIXED)

@@ -8,7 +8,7 @@ import tensorflow as tf
 
 from zoo.checks import check_int
 from zoo.export.saved_model import METADATA_FILE, load_exported
-from zoo.translator import _check_sentences, to_translation
+from zoo.translator import _check_sentences, _text, to_translation
 
 
 class SavedModelTranslator:
@@ -77,9 +77,14 @@ class SavedModelTranslator:
     def translate(self, sentences, beam_size=None, batch_size=None, progress=False):
         """Translates a list of str; returns a list of str in input order."""
         _, outputs = self._run(sentences, beam_size, batch_size, progress)
-        return [to_translation("", out).translation for out in outputs]
+        return [_text(out["translation"]) for out in outputs]
 
     def translate_with_attention(self, sentences, beam_size=None, batch_size=None, progress=False):
         """Like `Translator.translate_with_attention`: a `Translation` per sentence."""
+        if "attention" not in self.metadata.get("outputs", ["attention"]):
+            raise ValueError(
+                f"The SavedModel in {self.path} was exported with attention=False: it has no "
+                "attention output. Use translate(), or export again with attention=True."
+            )
         sentences, outputs = self._run(sentences, beam_size, batch_size, progress)
         return [to_translation(s, out) for s, out in zip(sentences, outputs, strict=True)]
