@@ -154,7 +154,8 @@ def test_export_without_attention(exported, tmp_path):
     path = str(translator.export(tmp_path / "text", greedy=False, attention=False))
     metadata = json.loads(open(f"{path}/{METADATA_FILE}").read())
     assert metadata["outputs"] == [k for k in OUTPUT_KEYS if k != "attention"]
-    result = load_exported(path).translate(tf.constant(MIXED))
+    loaded = load_exported(path)  # keep it alive: its functions use its variables
+    result = loaded.translate(tf.constant(MIXED))
     assert sorted(result) == sorted(metadata["outputs"])
     expected = translator.translate_with_attention(MIXED, beam_size=2)
     assert [x.decode() for x in result["translation"].numpy()] == [t.translation for t in expected]
