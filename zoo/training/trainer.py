@@ -61,17 +61,34 @@ def _stats(loss_sum, correct, tokens, prefix=""):
     }
 
 
-def _make_eval_step(model, strategy):
+def _step_function(fn, strategy, dataset):
+    """`fn(batch)` as a `tf.function` for the batches of `dataset`.
+
+    Under the default strategy the batches are plain tensors, so the function is traced
+    once, with every dimension unknown, instead of again for new batch shapes (tracing a
+    decoder loop and its gradient takes seconds). Distributed batches keep
+    `reduce_retracing`."""
+    spec = dataset.element_spec
+    ranks = [s.shape.rank for s in tf.nest.flatten(spec)]
+    default = strategy is tf.distribute.get_strategy() and not tf.distribute.has_strategy()
+    if default and None not in ranks:
+        relaxed = tf.nest.map_structure(
+            lambda s: tf.TensorSpec([None] * s.shape.rank, s.dtype, name=s.name), spec
+        )
+        return tf.function(fn, input_signature=[relaxed])
+    return tf.function(fn, reduce_retracing=True)
+
+
+def _make_eval_step(model, strategy, dataset):
     def replica_eval(inputs, targets):
         logits = model(inputs, training=False)
         return masked_token_stats(targets, logits)
 
-    @tf.function(reduce_retracing=True)
     def eval_step(batch):
         per_replica = strategy.run(replica_eval, args=tuple(batch))
         return [strategy.reduce(_SUM, x, axis=None) for x in per_replica]
 
-    return eval_step
+    return _step_function(eval_step, strategy, dataset)
 
 
 def _run_eval(eval_step, dataset, strategy, verbose):
@@ -106,7 +123,7 @@ def evaluate(model, dataset, *, strategy=None, verbose=0):
         ValueError: when the dataset holds no real (non-padding) target token.
     """
     strategy = strategy or tf.distribute.get_strategy()
-    return _run_eval(_make_eval_step(model, strategy), dataset, strategy, verbose)
+    return _run_eval(_make_eval_step(model, strategy, dataset), dataset, strategy, verbose)
 
 
 def _epoch_dataset(train_data, epoch):
@@ -248,12 +265,12 @@ def train(
 
     replica_fn = tf.function(replica_train, jit_compile=True) if jit_compile else replica_train
 
-    @tf.function(reduce_retracing=True)
-    def train_step(batch):
+    def train_batch(batch):
         per_replica = strategy.run(replica_fn, args=tuple(batch))
         return [strategy.reduce(_SUM, x, axis=None) for x in per_replica]
 
-    eval_step = _make_eval_step(model, strategy) if val_data is not None else None
+    train_steps = []  # the compiled train step, made from the first epoch's dataset
+    eval_step = _make_eval_step(model, strategy, val_data) if val_data is not None else None
     manager = CheckpointManager(ckpt_dir, model, optimizer, keep=keep_checkpoints)
     state = manager.restore() if resume else None
     resumed_from = state["step"] if state else None
@@ -322,6 +339,9 @@ def train(
     while state["epoch"] < epochs and not done() and not model.stop_training:
         epoch = state["epoch"]
         dataset = _epoch_dataset(train_data, epoch)
+        if not train_steps:
+            train_steps.append(_step_function(train_batch, strategy, dataset))
+        train_step = train_steps[0]
         if state["batch"]:
             dataset = dataset.skip(state["batch"])
         target = steps_per_epoch
