@@ -269,7 +269,7 @@ def train(
         per_replica = strategy.run(replica_fn, args=tuple(batch))
         return [strategy.reduce(_SUM, x, axis=None) for x in per_replica]
 
-    train_steps = []  # the compiled train step, made from the first epoch's dataset
+    train_step = None  # compiled from the first epoch's dataset (its element_spec)
     eval_step = _make_eval_step(model, strategy, val_data) if val_data is not None else None
     manager = CheckpointManager(ckpt_dir, model, optimizer, keep=keep_checkpoints)
     state = manager.restore() if resume else None
@@ -339,9 +339,8 @@ def train(
     while state["epoch"] < epochs and not done() and not model.stop_training:
         epoch = state["epoch"]
         dataset = _epoch_dataset(train_data, epoch)
-        if not train_steps:
-            train_steps.append(_step_function(train_batch, strategy, dataset))
-        train_step = train_steps[0]
+        if train_step is None:
+            train_step = _step_function(train_batch, strategy, dataset)
         if state["batch"]:
             dataset = dataset.skip(state["batch"])
         target = steps_per_epoch
