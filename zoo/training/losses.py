@@ -30,6 +30,16 @@ def _check(target_out_ids, logits):
         )
 
 
+def _masked_nll(target_out_ids, logits):
+    """int32 targets, float32 logits, the float32 keep-mask (B, T) and -log p(y) (B, T)."""
+    _check(target_out_ids, logits)
+    target_out_ids = ops.cast(target_out_ids, "int32")
+    logits = ops.cast(logits, "float32")
+    mask = ops.cast(ops.not_equal(target_out_ids, PAD_ID), "float32")
+    nll = keras.losses.sparse_categorical_crossentropy(target_out_ids, logits, from_logits=True)
+    return target_out_ids, logits, mask, nll
+
+
 def masked_token_stats(target_out_ids, logits):
     """Summed masked cross-entropy, correct-token count and real-token count.
 
@@ -42,13 +52,7 @@ def masked_token_stats(target_out_ids, logits):
         sum over real tokens of -log softmax(logits)[target]; `correct` counts real tokens whose
         argmax equals the target; `tokens` counts real (non-padding) tokens.
     """
-    _check(target_out_ids, logits)
-    target_out_ids = ops.cast(target_out_ids, "int32")
-    logits = ops.cast(logits, "float32")
-    mask = ops.cast(ops.not_equal(target_out_ids, PAD_ID), "float32")
-    token_loss = keras.losses.sparse_categorical_crossentropy(
-        target_out_ids, logits, from_logits=True
-    )
+    target_out_ids, logits, mask, token_loss = _masked_nll(target_out_ids, logits)
     loss_sum = ops.sum(token_loss * mask)
     predicted = ops.cast(ops.argmax(logits, axis=-1), "int32")
     correct = ops.sum(ops.cast(ops.equal(predicted, target_out_ids), "float32") * mask)
@@ -72,11 +76,7 @@ def masked_smoothed_loss_sum(target_out_ids, logits, label_smoothing):
 
     Returns a float32 scalar.
     """
-    _check(target_out_ids, logits)
-    target_out_ids = ops.cast(target_out_ids, "int32")
-    logits = ops.cast(logits, "float32")
-    mask = ops.cast(ops.not_equal(target_out_ids, PAD_ID), "float32")
-    nll = keras.losses.sparse_categorical_crossentropy(target_out_ids, logits, from_logits=True)
+    _, logits, mask, nll = _masked_nll(target_out_ids, logits)
     uniform = ops.logsumexp(logits, axis=-1) - ops.mean(logits, axis=-1)
     eps = float(label_smoothing)
     return ops.sum(((1.0 - eps) * nll + eps * uniform) * mask)
