@@ -57,6 +57,27 @@ def test_every_preset_builds_and_trains(name):
     assert rebuilt.get_layer("encoder").get_config() == model.get_layer("encoder").get_config()
 
 
+@pytest.mark.parametrize(
+    "name", ["bahdanau_rnnencdec", "bahdanau_rnnsearch", "luong_local_p_general"]
+)
+def test_step_readout_rows_are_those_rows_of_the_full_step(name):
+    """`step(..., readout_rows=r)` (search's output layer for live rows only) returns the
+    logits of rows r of the full step, and the same state and weights for every row."""
+    source, target_in, _ = reversal_batch(np.random.default_rng(1), 5, 2, 4, 10)
+    model = build(name, "tiny", source_vocab_size=10, target_vocab_size=10)
+    encoder, decoder = model.get_layer("encoder"), model.get_layer("decoder")
+    cache = decoder.prepare(*encoder(source))
+    state = decoder.initial_state(cache)
+    _, state, _ = decoder.step(target_in[:, 0], state, cache)  # a state that is not s_0
+    rows = np.array([3, 0, 4], "int32")
+    full = decoder.step(target_in[:, 1], state, cache)
+    some = decoder.step(target_in[:, 1], state, cache, readout_rows=rows)
+    np.testing.assert_allclose(some[0], np.asarray(full[0])[rows], rtol=1e-5, atol=1e-6)
+    for a, b in zip(some[1], full[1], strict=True):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(some[2], full[2])
+
+
 def test_unknown_names_raise_listing_valid_ones():
     with pytest.raises(ValueError, match="valid overrides: .*embedding_dim"):
         build("luong_global_dot", "tiny", 10, 10, hidden_size=3)

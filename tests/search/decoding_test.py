@@ -301,6 +301,35 @@ def test_stopping_once_decided_returns_what_running_to_the_end_returns(alpha):
     assert stopped_earlier > 0  # the check can tell the two apart
 
 
+@pytest.mark.parametrize("alpha", [0.0, 0.6])
+def test_skipping_ended_rows_returns_what_computing_every_row_returns(alpha):
+    """The output layer for live rows only (and decided sentences ended) changes nothing:
+    against the same search over a decoder without `readout_rows`, and with skipping off."""
+    skipped_rows = 0
+    for seed in range(4):
+        kwargs = dict(target_vocab=9, seed=seed, end_bias=0.5 * (seed % 3))
+        rows_model, plain_model = toy_model(**kwargs), toy_model(**kwargs, readout_rows=False)
+        plain_model.set_weights(rows_model.get_weights())
+        options = (1 + seed % 3, alpha, 1.5, 6, True)
+        decoder = rows_model.get_layer("decoder")
+        decoder.readout_sizes.clear()
+        skipped = _trim(_search_padded(rows_model, tf.constant(SOURCES), *options))
+        batch_rows = len(SOURCES) * options[0]
+        skipped_rows += sum(batch_rows - size for size in decoder.readout_sizes)
+        for reference in (
+            _search_padded(plain_model, tf.constant(SOURCES), *options),
+            _search_padded(rows_model, tf.constant(SOURCES), *options, skip_ended=False),
+        ):
+            reference = _trim(reference)
+            for name in ("ids", "lengths"):
+                np.testing.assert_array_equal(getattr(skipped, name), getattr(reference, name))
+            for name in ("scores", "log_probs", "attention"):
+                np.testing.assert_allclose(
+                    getattr(skipped, name), getattr(reference, name), rtol=1e-5, atol=1e-6
+                )
+    assert skipped_rows > 0  # the readout did get fewer rows
+
+
 @pytest.mark.parametrize("beam_size", [1, 2])
 def test_chunked_top_k_search_equals_the_plain_one(monkeypatch, beam_size):
     import zoo.search.decoding as decoding

@@ -6,12 +6,14 @@ Used by the search tests, independently of the real models in zoo.models:
 - ToyDecoder: a tanh RNN with dot attention over the memory, whose logits are
   `transition[prev_id] + mix * W_o [h_t; c_t]`. With `mix=0` the next-token distribution is
   a fixed function of the previous token (a Markov chain given by `transition`).
+- RowsToyDecoder: the same with `step(..., readout_rows=)` (logits of some rows only).
 """
 
 import itertools
 
 import keras
 import numpy as np
+import tensorflow as tf
 from keras import ops
 
 from zoo.constants import END_ID, PAD_ID, START_ID
@@ -71,6 +73,9 @@ class ToyDecoder(keras.layers.Layer):
         return (ops.tanh(cache["summary"]),)
 
     def step(self, prev_ids, state, cache, training=False):
+        return self._step(prev_ids, state, cache)
+
+    def _step(self, prev_ids, state, cache, readout_rows=None):
         prev_ids = ops.cast(prev_ids, "int32")
         h = ops.tanh(
             ops.matmul(ops.take(self.E, prev_ids, axis=0), self.W) + ops.matmul(state[0], self.U)
@@ -79,9 +84,11 @@ class ToyDecoder(keras.layers.Layer):
         scores = ops.where(cache["mask"], scores, -1e9)
         weights = ops.softmax(scores, axis=-1)
         context = ops.einsum("bt,btu->bu", weights, cache["memory"])
-        logits = ops.take(self.T, prev_ids, axis=0) + self.mix * ops.matmul(
-            ops.concatenate([h, context], axis=-1), self.W_o
-        )
+        features, ids = ops.concatenate([h, context], axis=-1), prev_ids
+        if readout_rows is not None:
+            features = ops.take(features, readout_rows, axis=0)
+            ids = ops.take(prev_ids, readout_rows, axis=0)
+        logits = ops.take(self.T, ids, axis=0) + self.mix * ops.matmul(features, self.W_o)
         return logits, (h,), weights
 
     def call(self, target_ids, memory, source_mask, encoder_states, training=None):
@@ -98,17 +105,42 @@ class ToyDecoder(keras.layers.Layer):
         return ops.transpose(logits, (1, 0, 2))
 
 
+class RowsToyDecoder(ToyDecoder):
+    """The toy with `step(..., readout_rows=)`, as DecoderBase has: search then computes
+    logits only for the rows still extending. `readout_sizes` records, in eager runs, how
+    many rows each step's readout got (so a test can see the skipping happen)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.readout_sizes = []
+
+    def step(self, prev_ids, state, cache, training=False, readout_rows=None):
+        if readout_rows is not None and tf.executing_eagerly():
+            self.readout_sizes.append(int(ops.shape(readout_rows)[0]))
+        return self._step(prev_ids, state, cache, readout_rows)
+
+
 def toy_model(
-    source_vocab=9, target_vocab=7, units=8, transition=None, mix=1.0, seed=2, end_bias=0.0
+    source_vocab=9,
+    target_vocab=7,
+    units=8,
+    transition=None,
+    mix=1.0,
+    seed=2,
+    end_bias=0.0,
+    readout_rows=True,
 ):
-    """The toy as a functional model; `end_bias` is added to every logit of END (random table)."""
+    """The toy as a functional model; `end_bias` is added to every logit of END (random table).
+    `readout_rows=True` (the real decoders' contract) uses `RowsToyDecoder`; False the plain
+    `ToyDecoder`, whose step computes every row."""
     if transition is None:
         transition = np.random.default_rng(seed).normal(size=(target_vocab, target_vocab))
         transition[:, END_ID] += end_bias
     source = keras.Input((None,), dtype="int32", name="source_ids")
     target = keras.Input((None,), dtype="int32", name="target_ids")
     memory, mask, states = ToyEncoder(source_vocab, units, name="encoder")(source)
-    logits = ToyDecoder(
+    decoder_class = RowsToyDecoder if readout_rows else ToyDecoder
+    logits = decoder_class(
         target_vocab, units, transition=transition, mix=mix, seed=seed, name="decoder"
     )(target, memory, mask, states)
     return keras.Model({"source_ids": source, "target_ids": target}, logits)

@@ -1,5 +1,7 @@
 """What every `zoo` decoder shares: the step contract and the teacher-forced loop over it."""
 
+from collections.abc import Mapping
+
 import keras
 from keras import ops, tree
 
@@ -56,7 +58,7 @@ class DecoderBase(keras.layers.Layer):
     def _readout(self, inputs, features, cache, training=None):
         raise NotImplementedError
 
-    def step(self, prev_ids, state, cache, training=False, params=None):
+    def step(self, prev_ids, state, cache, training=False, params=None, readout_rows=None):
         """One decoding step.
 
         Args:
@@ -65,8 +67,12 @@ class DecoderBase(keras.layers.Layer):
             cache: the dict from `prepare`.
             params: optional `self.loop_params()`; a decoding loop computes it once before
                 the loop and passes it to every step (else each step slices the kernels).
+            readout_rows: optional (R,) int row indices: compute the logits of these rows
+                only (search skips the output layer, the costliest part of a step, for
+                hypotheses that have ended). The state and weights keep all B rows.
         Returns:
-            logits (B, V), the new state tuple, attention weights (B, Ts).
+            logits (B, V) (or (R, V) for `readout_rows`), the new state tuple, attention
+            weights (B, Ts).
         """
         if len(prev_ids.shape) != 1:
             raise ValueError(
@@ -76,6 +82,11 @@ class DecoderBase(keras.layers.Layer):
         params = self.loop_params() if params is None else params
         inputs = self._step_inputs(ops.cast(prev_ids, "int32"), params, training)
         features, state, weights = self._advance(inputs, tuple(state), cache, params, training)
+        if readout_rows is not None:
+            inputs, features = tree.map_structure(
+                lambda x: ops.take(x, readout_rows, axis=0), (inputs, features)
+            )
+            cache = _RowsOf(cache, readout_rows)
         return self._readout(inputs, features, cache, training), state, weights
 
     def _stepwise_logits(self, target_ids, cache, training, return_weights=True):
@@ -121,3 +132,21 @@ class DecoderBase(keras.layers.Layer):
     def compute_output_spec(self, target_ids, memory, source_mask, encoder_states, training=None):
         batch, length = target_ids.shape
         return keras.KerasTensor((batch, length, self.vocab_size), dtype=self.compute_dtype)
+
+
+class _RowsOf(Mapping):
+    """A read-only view of a cache dict at some rows: each entry is gathered when read, so
+    a readout that reads no cache (or one small entry) gathers nothing large."""
+
+    def __init__(self, cache, rows):
+        self._cache = cache
+        self._rows = rows
+
+    def __getitem__(self, key):
+        return tree.map_structure(lambda x: ops.take(x, self._rows, axis=0), self._cache[key])
+
+    def __iter__(self):
+        return iter(self._cache)
+
+    def __len__(self):
+        return len(self._cache)

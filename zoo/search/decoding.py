@@ -27,11 +27,17 @@ Rules of the search:
   choice) by `log_probs / lp(Y)` with GNMT's `lp(Y) = ((5 + |Y|) / 6) ** alpha`
   (Wu et al. 2016, eq. 14), where `|Y|` counts the tokens including END. Among
   hypotheses of equal length this is the same ranking as by `log_probs`.
+- Outside XLA (eagerly and in `tf.function`), a step computes the decoder's output layer and
+  the top-k only for the rows still extending (`decoder.step(..., readout_rows=)`, when the
+  decoder's step takes it), and a sentence whose result is decided has its alive hypotheses
+  ended (they keep their scores; none of them can be chosen). Ended rows skip the costliest
+  part of a step; the returned hypotheses do not change.
 - Beam search first keeps the `min(K, V)` best tokens of every beam, then the K best of
   these `K * min(K, V)` candidates per sentence. With K = 1 this is exactly greedy
   search: the arg-max token of each step (ties go to the lowest id).
 """
 
+import inspect
 import math
 import weakref
 
@@ -204,6 +210,7 @@ def _search_padded(
     max_length_offset,
     return_attention,
     stop_early=True,
+    skip_ended=True,
 ):
     """The search, returning fixed-size buffers (B, T_max, ...) and the number of steps run.
 
@@ -211,6 +218,10 @@ def _search_padded(
     shape is known when Ts is (as XLA requires); `_trim` cuts the buffers to the steps run.
     `stop_early=False` (for tests) runs beam search until every hypothesis has ended instead
     of stopping once no alive hypothesis can change the result.
+    `skip_ended` computes the output layer and its top-k only for the rows still extending
+    (when the decoder's `step` takes `readout_rows`), and ends the alive hypotheses of a
+    sentence whose result is decided. The rows vary in number from step to step, which XLA
+    cannot compile: the compiled searches pass False. The result is the same either way.
     """
     encoder, decoder = _components(model)
     k = int(beam_size)
@@ -253,23 +264,26 @@ def _search_padded(
     # Kernel slices and casts every step reads, made once outside the loop (a decoder
     # without `loop_params` only needs prepare/initial_state/step).
     params = decoder.loop_params() if hasattr(decoder, "loop_params") else None
+    skip_ended = skip_ended and "readout_rows" in inspect.signature(decoder.step).parameters
 
     def condition(v):
-        return ops.logical_and(ops.less(v["t"], step_limit), ops.logical_not(_all_decided(v)))
+        return ops.logical_and(ops.less(v["t"], step_limit), ops.logical_not(ops.all(_decided(v))))
 
-    def _all_decided(v):
-        """True when no hypothesis still alive can change any sentence's result.
+    def _decided(v):
+        """(B,) bool: True for a sentence whose result no alive hypothesis can still change.
 
-        Greedy (K = 1): every row has finished. Beam: for every sentence, its best finished
-        hypothesis ranks strictly above what any alive hypothesis could still reach: an
-        alive score only decreases (log-probs <= 0), and with `alpha > 0` its final rank
-        is at most `score / lp(L_b)` since `lp` grows with the length (<= L_b). The best
-        finished one then stays first in the beam until the end, so stopping here returns
-        exactly what running until every hypothesis ended would return.
+        Greedy (K = 1), or without `stop_early`: every hypothesis of the sentence has
+        finished. Beam: also when the sentence's best finished hypothesis ranks strictly
+        above what any alive one could still reach: an alive score only decreases
+        (log-probs <= 0), and with `alpha > 0` its final rank is at most `score / lp(L_b)`
+        since `lp` grows with the length (<= L_b). The best finished one then stays first in
+        the beam until the end, so stopping here returns exactly what running until every
+        hypothesis ended would return.
         """
         finished = v["finished"]
+        all_finished = ops.all(ops.reshape(finished, (-1, k)), axis=1)
         if k == 1 or not stop_early:
-            return ops.all(finished)
+            return all_finished
         scores = v["scores"]
         if alpha > 0:
             final_rank = scores / length_penalty_factor(v["lengths"], alpha)
@@ -280,19 +294,19 @@ def _search_padded(
         best_alive = ops.max(ops.reshape(ops.where(finished, _NEG_INF, alive_bound), (-1, k)), 1)
         # A relative margin covers float rounding of the bound (stopping later is harmless).
         margin = ops.abs(best_alive) * 1e-6
-        decided = ops.logical_or(
-            ops.all(ops.reshape(finished, (-1, k)), axis=1),
-            ops.greater(best_finished, best_alive + margin),
-        )
-        return ops.all(decided)
+        return ops.logical_or(all_finished, ops.greater(best_finished, best_alive + margin))
 
     def body(v):
         t = v["t"]
-        step_params = {} if params is None else {"params": params}
+        finished = v["finished"]
+        step_options = {} if params is None else {"params": params}
+        if skip_ended:  # the output layer only for the rows still extending: (R, V) logits
+            live = ops.nonzero(ops.logical_not(finished))[0]  # (R,) row ids
+            step_options["readout_rows"] = live
         logits, new_state, weights = decoder.step(
-            v["prev_ids"], v["state"], cache, training=False, **step_params
+            v["prev_ids"], v["state"], cache, training=False, **step_options
         )
-        logits = ops.cast(logits, "float32")  # (BK, V)
+        logits = ops.cast(logits, "float32")  # (BK, V), or (R, V) with skip_ended
         n_vocab = logits.shape[-1] if logits.shape[-1] is not None else vocab_size
         if n_vocab is None:
             raise ValueError("search needs the decoder's logits to have a known vocabulary size.")
@@ -303,8 +317,14 @@ def _search_padded(
         # At its length limit a row may only emit END; a finished row only PAD, at zero cost.
         first_only = np.array([0.0] + [_NEG_INF] * (per_beam - 1), "float32")
         end_value = logits[:, END_ID : END_ID + 1] - log_norm  # (BK, 1)
+        if skip_ended:  # back to all BK rows; ended rows are set below
+            at_live = live[:, None]
+            top_values = ops.scatter_update(
+                ops.zeros((rows, per_beam), "float32"), at_live, top_values
+            )
+            top_ids = ops.scatter_update(ops.zeros((rows, per_beam), "int32"), at_live, top_ids)
+            end_value = ops.scatter_update(ops.zeros((rows, 1), "float32"), at_live, end_value)
         at_limit = ops.greater_equal(t + 1, row_max_lengths)[:, None]
-        finished = v["finished"]
         top_values = ops.where(at_limit, end_value + first_only, top_values)
         top_values = ops.where(finished[:, None], first_only, top_values)
         top_ids = ops.where(at_limit, END_ID, top_ids)
@@ -351,6 +371,11 @@ def _search_padded(
             "tokens": ops.slice_update(v["tokens"], [0, t], tokens[:, None]),
             "parents": ops.slice_update(v["parents"], [0, t], ops.cast(parents, "int32")[:, None]),
         }
+        if skip_ended and k > 1 and stop_early:
+            # A decided sentence's alive hypotheses can no longer be chosen: end them (they
+            # keep their scores and lengths), so later steps skip their output layer too.
+            decided_rows = ops.repeat(_decided(out), k, axis=0)
+            out["finished"] = ops.logical_or(out["finished"], decided_rows)
         if return_attention:
             if weights is None:
                 weights = ops.zeros((rows, source_len), dtype="float32")
@@ -436,7 +461,7 @@ def _compiled_search(model, options):
         per_model = {}
     if options not in per_model:
         per_model[options] = tf.function(
-            lambda source_ids: _search_padded(model, source_ids, *options),
+            lambda source_ids: _search_padded(model, source_ids, *options, skip_ended=False),
             jit_compile=True,
             reduce_retracing=True,
             autograph=False,
@@ -541,7 +566,9 @@ def search_function(
     )
     inner = (
         tf.function(
-            lambda ids: _search_padded(model, ids, *options), jit_compile=True, autograph=False
+            lambda ids: _search_padded(model, ids, *options, skip_ended=False),
+            jit_compile=True,
+            autograph=False,
         )
         if jit_compile
         else (lambda ids: _search_padded(model, ids, *options))
