@@ -63,25 +63,27 @@ def peer_ready():
     return (PEER_WORK / "venv").exists()
 
 
-def peer_train_figure(run_seconds=None):
-    """The peer's measured Bahdanau training tokens/s, or None.
+# The peer's throughput runs, per model family: the command that trains it for N seconds and
+# the log it writes (bench/peer_luong.sh: the Luong model, which run.sh does not time).
+PEER_TPUT = {
+    "bahdanau": ([str(PEER_DIR / "run.sh"), "tput"], "tput.log"),
+    "luong": ([str(REPO_DIR / "bench" / "peer_luong.sh")], "tput_luong.log"),
+}
 
-    With `run_seconds`, runs `run.sh tput run_seconds` first (needs `run.sh setup`); else reads
-    the log of the last `run.sh tput`. Returns (tokens_per_s, line) or None.
+
+def peer_train_figure(family="bahdanau", run_seconds=None):
+    """The peer's measured training tokens/s for `family` ("bahdanau" or "luong"), or None.
+
+    With `run_seconds`, first trains the peer's model for that long (`run.sh tput` or
+    `bench/peer_luong.sh`; both need `run.sh setup`); then reads the log of its last run.
+    Returns (tokens_per_s, line) or None when there is no usable log.
     """
     if not peer_ready():
         return None
-    log = PEER_WORK / "logs" / "tput.log"
+    command, log_name = PEER_TPUT[family]
+    log = PEER_WORK / "logs" / log_name
     if run_seconds:
-        out = subprocess.run(
-            [str(PEER_DIR / "run.sh"), "tput", str(int(run_seconds))],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        line = out.stdout.strip().splitlines()[-1] if out.stdout.strip() else ""
-        match = re.search(r"([\d.]+) target tokens/s", line)
-        return (float(match[1]), line) if match else None
+        subprocess.run([*command, str(int(run_seconds))], capture_output=True, check=False)
     if not log.exists():
         return None
     import datetime as dt
@@ -100,7 +102,7 @@ def peer_train_figure(run_seconds=None):
     seconds = (rows[-1][0] - rows[0][0]).total_seconds()
     tokens = sum(r[2] * (r[0] - p[0]).total_seconds() for p, r in zip(rows, rows[1:], strict=False))
     value = tokens / seconds
-    return value, f"joeynmt bahdanau {value:.0f} tokens/s (from {log})"
+    return value, f"joeynmt {family} {value:.0f} tokens/s (from {log})"
 
 
 def add_model_arguments(parser):

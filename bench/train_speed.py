@@ -13,6 +13,12 @@ policy). Tokens are real target tokens (END included, padding excluded), as Joey
     python bench/train_speed.py --breakdown          # also time forward / forward+backward
 
 A preset `NAME:nofeed` is NAME with input_feeding=False (Luong: the whole-sequence path).
+
+The "x peer" column divides by the peer's figure measured on this machine when the peer is
+set up (`../shared/peers/joeynmt/run.sh setup`): its Bahdanau model from the log of the last
+`run.sh tput`, its Luong model from the last `bench/peer_luong.sh`. `--run-peer SECONDS`
+reruns them first, so that both sides are measured in one run. Otherwise it divides by the
+peer README's figures.
 """
 
 import argparse
@@ -86,8 +92,9 @@ def parse_args(argv=None):
         type=int,
         default=0,
         metavar="SECONDS",
-        help="if the peer is set up, first run its `run.sh tput SECONDS` (default: 0 = read "
-        "the last tput log, else use the README figures)",
+        help="if the peer is set up, first train each needed peer model for SECONDS "
+        "(`run.sh tput` for Bahdanau, bench/peer_luong.sh for Luong) (default: 0 = read the "
+        "peer's last logs; where there is none, use the README figures)",
     )
     p.add_argument("--seed", type=int, default=0, help="batch shuffling seed (default: 0)")
     return p.parse_args(argv)
@@ -428,9 +435,13 @@ def main(argv=None):
         name, _ = parse_preset(spec)
         zoo.models.preset_arguments(name, args.size)  # ValueError for an unknown name/size
 
-    peer = None
+    peer = {}  # family -> (tokens/s, line), for the families measured here
     if common.peer_ready():
-        peer = common.peer_train_figure(args.run_peer or None)
+        for family in sorted({"luong" if s.startswith("luong") else "bahdanau" for s in specs}):
+            figure = common.peer_train_figure(family, args.run_peer or None)
+            if figure:
+                peer[family] = figure
+                print(f"peer: {figure[1]}")
     batches = load_batches(args)
     opts = {
         k: getattr(args, k)
@@ -470,8 +481,8 @@ def main(argv=None):
             row["model_gflops"] = row["flops_per_token"] * row["tokens_per_s"] / 1e9
             row["mfu"] = row["model_gflops"] / row["matmul_gflops"]
             family = "luong" if name.startswith("luong") else "bahdanau"
-            if peer and family == "bahdanau":
-                row["peer"] = peer[0]
+            if family in peer:
+                row["peer"] = peer[family][0]
                 row["peer_src"] = "measured"
             else:
                 row["peer"] = common.PEER_README[f"train_{family}_tokens_per_s"]
@@ -513,7 +524,7 @@ def main(argv=None):
     for row in rows:
         row["flops_per_token"] = f"{row['flops_per_token'] / 1e6:.1f}"
     print(common.table(rows, columns))
-    if not peer:
+    if not common.peer_ready():
         print(
             "peer: not set up here (/work/shared/peers/joeynmt/run.sh setup); ratios are to the "
             "peer README's figures (900 Bahdanau, 600 Luong target tokens/s), not measured."
