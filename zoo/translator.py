@@ -203,7 +203,7 @@ class Translator:
             source_tokens (B, Ts) tf.string and target_tokens (B, T) tf.string ("" padding).
         Sentences with no tokens get translation "", score 0, target length 0.
         """
-        beam_size = self.beam_size if beam_size is None else check_int(None, "beam_size", beam_size)
+        beam_size = self._or_default("beam_size", beam_size)
         sentences = tf.convert_to_tensor(sentences, tf.string)
         ragged = self.source_tokenizer.tokenize(sentences)
         source_lengths = tf.cast(ragged.row_lengths(), tf.int32)
@@ -250,11 +250,16 @@ class Translator:
             outputs["attention"] = tf.where(empty[:, None, None], 0.0, weights)
         return outputs
 
+    def _or_default(self, name, value):
+        """This call's `beam_size` or `batch_size`: the translator's own when None, else
+        checked (an int >= 1)."""
+        return getattr(self, name) if value is None else check_int(None, name, value)
+
     def translate_function(self, beam_size=None, attention=True):
         """The `tf.function` `sentences (None,) tf.string -> dict` for `beam_size` (and with or
         without the attention weights), traced once (input signature with dynamic batch) and
         cached on the translator."""
-        beam_size = self.beam_size if beam_size is None else check_int(None, "beam_size", beam_size)
+        beam_size = self._or_default("beam_size", beam_size)
         key = (beam_size, bool(attention))
         if key not in self._functions:
             self._functions[key] = tf.function(
@@ -267,10 +272,8 @@ class Translator:
     # -- translation ---------------------------------------------------------------------------
     def _run(self, sentences, beam_size, batch_size, progress, attention=True):
         sentences = _check_sentences(sentences)
-        beam_size = self.beam_size if beam_size is None else check_int(None, "beam_size", beam_size)
-        batch_size = (
-            self.batch_size if batch_size is None else check_int(None, "batch_size", batch_size)
-        )
+        beam_size = self._or_default("beam_size", beam_size)
+        batch_size = self._or_default("batch_size", batch_size)
         if not sentences:
             return sentences, []
         lengths = self.source_lengths(sentences)

@@ -60,11 +60,7 @@ def export_translator(translator, path, beam_size=None, greedy=True, attention=T
     """
     import keras
 
-    from zoo.checks import check_int
-
-    beam_size = (
-        translator.beam_size if beam_size is None else check_int(None, "beam_size", beam_size)
-    )
+    beam_size = translator._or_default("beam_size", beam_size)
     path = os.fspath(path)
     archive = keras.export.ExportArchive()
     archive.track(translator.model)
