@@ -14,15 +14,11 @@ slower than the SavedModel although both run the same graph. Both paths return t
 (`Translator.translate`; the SavedModel exported with `attention=False`); `--attention`
 times them with the attention weights too (`translate_with_attention`, the default export).
 
-*Measured at the old defaults (128 and 16 sentences, timed once per path). The Translator's
-untimed first pass makes three passes per row now, so the defaults are 80 and 10: fewer
-sentence-passes than before (240 against 256). Not re-timed since.
-
 An UNTRAINED model rarely emits END, so every sentence runs to its length limit
 (1.5 x source length + 10): the worst case. A trained model stops earlier; use
 `--model-dir` for the realistic figure. The mean output length is printed.
 
-    python bench/decode_speed.py                                   # ~8 min on 2 cores*
+    python bench/decode_speed.py                                   # 3.5 min on 2 cores
     python bench/decode_speed.py --model-dir runs/bahdanau --limit 1000 --batch-sizes 64
 """
 
