@@ -78,6 +78,35 @@ def test_step_readout_rows_are_those_rows_of_the_full_step(name):
     np.testing.assert_array_equal(some[2], full[2])
 
 
+@pytest.mark.parametrize("name", ["bahdanau_rnnencdec", "bahdanau_rnnsearch", "luong_global_general"])
+def test_training_gradients_equal_those_of_plain_matmuls(name, monkeypatch):
+    """The loops multiply kernels with `matmul_pretransposed` (a faster backward); with plain
+    `ops.matmul` in its place the whole model's gradients are the same."""
+    import tensorflow as tf
+    from keras import ops
+
+    import zoo.models.recurrence as recurrence
+
+    source, target_in, target_out = reversal_batch(np.random.default_rng(2), 4, 2, 5, 10)
+    model = build(name, "tiny", source_vocab_size=10, target_vocab_size=10)
+    inputs = {"source_ids": source, "target_ids": target_in}
+
+    def gradients():
+        with tf.GradientTape() as tape:
+            logits = model(inputs, training=False)  # no dropout: both runs see the same net
+            loss = tf.reduce_sum(
+                tf.nn.sparse_softmax_cross_entropy_with_logits(target_out, logits)
+            )
+        return [tf.convert_to_tensor(g) for g in tape.gradient(loss, model.trainable_weights)]
+
+    fast = gradients()
+    monkeypatch.setattr(recurrence, "matmul_pretransposed", lambda x, k, k_t: ops.matmul(x, k))
+    plain = gradients()
+    assert len(fast) == len(plain) == len(model.trainable_weights)
+    for weight, got, expected in zip(model.trainable_weights, fast, plain, strict=True):
+        np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-6, err_msg=weight.path)
+
+
 def test_unknown_names_raise_listing_valid_ones():
     with pytest.raises(ValueError, match="valid overrides: .*embedding_dim"):
         build("luong_global_dot", "tiny", 10, 10, hidden_size=3)

@@ -8,6 +8,7 @@ from zoo.models.recurrence import (
     gru_update,
     lstm_params,
     lstm_update,
+    matmul_pretransposed,
     project,
     run_rnn,
     scan_steps,
@@ -102,6 +103,58 @@ def test_run_rnn_equals_the_keras_layer_on_masked_batches(make_layer, with_initi
         )
         for got_state, expected_state in zip(got[1:], expected[1:], strict=True):
             np.testing.assert_allclose(got_state, expected_state, atol=1e-5)
+
+
+def test_matmul_pretransposed_has_the_gradients_of_matmul():
+    rng = np.random.default_rng(4)
+    x = tf.constant(rng.normal(size=(3, 5)).astype("float32"))
+    kernel = tf.constant(rng.normal(size=(5, 4)).astype("float32"))
+    upstream = tf.constant(rng.normal(size=(3, 4)).astype("float32"))
+    with tf.GradientTape(persistent=True) as tape:
+        tape.watch([x, kernel])
+        kernel_t = tf.transpose(kernel)  # as the loops make it: from the kernel itself
+        fast = tf.reduce_sum(matmul_pretransposed(x, kernel, kernel_t) * upstream)
+        plain = tf.reduce_sum(tf.matmul(x, kernel) * upstream)
+    np.testing.assert_allclose(fast, plain, rtol=1e-6)
+    for got, expected in zip(
+        tape.gradient(fast, [x, kernel]), tape.gradient(plain, [x, kernel]), strict=True
+    ):
+        np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
+    # by hand: d/dx = upstream @ kernel^T, d/dkernel = x^T @ upstream
+    np.testing.assert_allclose(tape.gradient(fast, x), upstream @ tf.transpose(kernel), rtol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "make_layer",
+    [
+        lambda: keras.layers.GRU(6, reset_after=True, return_sequences=True, return_state=True),
+        lambda: keras.layers.GRU(6, reset_after=False, return_sequences=True, return_state=True),
+        lambda: keras.layers.LSTM(6, return_sequences=True, return_state=True),
+    ],
+    ids=["gru_reset_after", "gru_paper", "lstm"],
+)
+def test_run_rnn_gradients_equal_the_keras_layer(make_layer):
+    """The loops' backward (with `matmul_pretransposed`) gives the Keras layer's gradients
+    with respect to its weights and its input, on a masked batch, in a graph."""
+    rng = np.random.default_rng(5)
+    layer = make_layer()
+    layer.build((None, None, 5))
+    layer.set_weights([rng.normal(size=w.shape).astype("float32") * 0.5 for w in layer.weights])
+    x = tf.constant(rng.normal(size=(3, 7, 5)).astype("float32"))
+    mask = tf.constant(np.arange(7)[None, :] < np.array([[7], [4], [2]]))
+    weights = rng.normal(size=(3, 7, 6)).astype("float32")
+
+    @tf.function(autograph=False)
+    def gradients(use_keras):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            outputs = layer(x, mask=mask) if use_keras else run_rnn(layer, x, mask)
+            real = tf.where(mask[:, :, None], outputs[0], 0.0)
+            loss = tf.reduce_sum(real * weights) + tf.reduce_sum(outputs[1] ** 2)
+        return tape.gradient(loss, [x, *layer.trainable_weights])
+
+    for got, expected in zip(gradients(False), gradients(True), strict=True):
+        np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-5)
 
 
 def test_run_rnn_refuses_what_it_would_ignore():

@@ -136,8 +136,9 @@ class BahdanauDecoder(DecoderBase):
         )  # c_i (B, Dm), alpha_i (B, Ts)
         context = ops.cast(context, self.compute_dtype)
         # s_i = GRU([E y_{i-1}; c_i], s_{i-1}): [E y; c] @ K = E y @ K_E + c @ K_c
-        x = embedded_projection + project(context, params["gru"]["kernels"][1])
-        s_new = gru_update(self.cell, params["gru"], x, s_prev)  # s_i (B, n)
+        gru = params["gru"]
+        x = embedded_projection + project(context, gru["kernels"][1], kernel_t=gru["kernels_t"][1])
+        s_new = gru_update(self.cell, gru, x, s_prev)  # s_i (B, n)
         return (s_prev, context), (s_new,), weights
 
     def _readout(self, inputs, features, cache, training=None):

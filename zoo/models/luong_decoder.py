@@ -217,14 +217,19 @@ class LuongDecoder(DecoderBase):
         (projection,) = inputs  # E y_{t-1} @ K_E + b (B, 4 units)
         layer_states, attentional, steps = state[:-2], state[-2], state[-1]
         if self.input_feeding:  # x_t = [E y_{t-1}; h~_{t-1}]: x_t @ K = E y @ K_E + h~ @ K_h~
-            projection = projection + project(attentional, params["lstm_1"]["kernels"][1])
+            first = params["lstm_1"]
+            projection = projection + project(
+                attentional, first["kernels"][1], kernel_t=first["kernels_t"][1]
+            )
         new_states, x = [], None
         for i, lstm in enumerate(self.lstms):
             h, c = layer_states[2 * i], layer_states[2 * i + 1]
             layer = params[f"lstm_{i + 1}"]
             if i > 0:
                 x = self.dropouts[i - 1](x, training=training)
-                projection = project(x, layer["kernels"][0], layer["input_bias"])
+                projection = project(
+                    x, layer["kernels"][0], layer["input_bias"], kernel_t=layer["kernels_t"][0]
+                )
             x, c = lstm_update(lstm.cell, layer, projection, h, c)  # h_t of layer i+1 (B, units)
             new_states += [x, c]
         if self.attention is None:

@@ -18,6 +18,10 @@ implementations (`keras/src/backend/tensorflow/rnn.py`): the model code stays in
 - `lstm_sequence` / `gru_sequence` run those updates over a whole (masked) sequence from
   its hoisted input projection, and `run_rnn(layer, x, mask)` uses them for the encoders'
   Keras GRU/LSTM layers wherever no fused (cuDNN) kernel exists.
+- Inside a loop, a kernel is multiplied by `matmul_pretransposed(x, kernel, kernel_t)`: the
+  same product, whose backward takes `dy @ kernel^T` from the kernel's transpose, made once
+  per loop (`gru_params` / `lstm_params`), instead of a product with a transposed operand at
+  every step (1.3-1.6x slower with oneDNN on a CPU at these sizes, bench/RESULTS.md).
 """
 
 import keras
@@ -94,6 +98,32 @@ def fused_rnn_available():
     return bool(tf.config.list_logical_devices("GPU"))
 
 
+@ops.custom_gradient
+def matmul_pretransposed(x, kernel, kernel_t):
+    """`x @ kernel` for x (B, D), kernel (D, N), with `kernel_t = transpose(kernel)` given.
+
+    The value and the gradients are those of `ops.matmul(x, kernel)`; only the backward's
+    `dx = dy @ kernel^T` is computed as a plain product with `kernel_t`. A loop computes
+    `kernel_t` once, outside it, and its backward then runs no transposed product per step.
+    `kernel_t` itself gets no gradient (the kernel's comes through `kernel`).
+
+    Example:
+        y = matmul_pretransposed(h, params["recurrent"], params["recurrent_t"])  # (B, N)
+    """
+    y = ops.matmul(x, kernel)
+
+    def grad(*args, upstream=None):
+        if upstream is None:
+            (upstream,) = args
+        return ops.matmul(upstream, kernel_t), ops.matmul(ops.transpose(x), upstream), None
+
+    return y, grad
+
+
+def _with_transpose(kernel):
+    return kernel, ops.transpose(kernel)
+
+
 def _row_blocks(kernel, input_sizes):
     """The row blocks of a (sum(input_sizes), N) kernel, one per input part."""
     if len(input_sizes) == 1:
@@ -114,23 +144,31 @@ def gru_params(cell, input_sizes, dtype):
             `kernels[k]` multiplies part k, so x @ K = sum_k x_k @ kernels[k].
         dtype: the compute dtype.
     Returns:
-        dict: kernels (list), input_bias (or None), and the recurrent kernel split as
-        gru_update needs it.
+        dict: kernels (list) and their transposes kernels_t (for `project(..., kernel_t=)`
+        inside a loop), input_bias (or None), and the recurrent kernel split as gru_update
+        needs it, each with its transpose (`<name>_t`).
     """
     kernel = ops.cast(cell.kernel, dtype)
     recurrent = ops.cast(cell.recurrent_kernel, dtype)
-    params = {"kernels": _row_blocks(kernel, input_sizes), "input_bias": None}
+    kernels = _row_blocks(kernel, input_sizes)
+    params = {
+        "kernels": kernels,
+        "kernels_t": [ops.transpose(k) for k in kernels],
+        "input_bias": None,
+    }
     if cell.use_bias:
         bias = ops.cast(cell.bias, dtype)
         params["input_bias"] = bias[0] if cell.reset_after else bias
         if cell.reset_after:
             params["recurrent_bias"] = bias[1]
     if cell.reset_after:
-        params["recurrent"] = recurrent
+        params["recurrent"], params["recurrent_t"] = _with_transpose(recurrent)
     else:
         units = cell.units
-        params["recurrent_zr"] = recurrent[:, : 2 * units]
-        params["recurrent_h"] = recurrent[:, 2 * units :]
+        params["recurrent_zr"], params["recurrent_zr_t"] = _with_transpose(
+            recurrent[:, : 2 * units]
+        )
+        params["recurrent_h"], params["recurrent_h_t"] = _with_transpose(recurrent[:, 2 * units :])
     return params
 
 
@@ -147,7 +185,7 @@ def gru_update(cell, params, x_projection, h):
     """
     x_z, x_r, x_h = ops.split(x_projection, 3, axis=-1)
     if cell.reset_after:
-        inner = ops.matmul(h, params["recurrent"])
+        inner = matmul_pretransposed(h, params["recurrent"], params["recurrent_t"])
         if "recurrent_bias" in params:
             inner = inner + params["recurrent_bias"]
         recurrent_z, recurrent_r, recurrent_h = ops.split(inner, 3, axis=-1)
@@ -155,23 +193,28 @@ def gru_update(cell, params, x_projection, h):
         r = cell.recurrent_activation(x_r + recurrent_r)
         recurrent_h = r * recurrent_h
     else:
-        recurrent_z, recurrent_r = ops.split(ops.matmul(h, params["recurrent_zr"]), 2, axis=-1)
+        zr = matmul_pretransposed(h, params["recurrent_zr"], params["recurrent_zr_t"])
+        recurrent_z, recurrent_r = ops.split(zr, 2, axis=-1)
         z = cell.recurrent_activation(x_z + recurrent_z)
         r = cell.recurrent_activation(x_r + recurrent_r)
-        recurrent_h = ops.matmul(r * h, params["recurrent_h"])
+        recurrent_h = matmul_pretransposed(r * h, params["recurrent_h"], params["recurrent_h_t"])
     candidate = cell.activation(x_h + recurrent_h)
     return z * h + (1 - z) * candidate
 
 
 def lstm_params(cell, input_sizes, dtype):
     """A LSTMCell's weights sliced and cast once per loop for `lstm_update` (see
-    `gru_params`): kernels (one row block per input part), input_bias (or None), recurrent."""
-    params = {
-        "kernels": _row_blocks(ops.cast(cell.kernel, dtype), input_sizes),
+    `gru_params`): kernels (one row block per input part) and kernels_t, input_bias (or
+    None), recurrent and recurrent_t."""
+    kernels = _row_blocks(ops.cast(cell.kernel, dtype), input_sizes)
+    recurrent, recurrent_t = _with_transpose(ops.cast(cell.recurrent_kernel, dtype))
+    return {
+        "kernels": kernels,
+        "kernels_t": [ops.transpose(k) for k in kernels],
         "input_bias": ops.cast(cell.bias, dtype) if cell.use_bias else None,
-        "recurrent": ops.cast(cell.recurrent_kernel, dtype),
+        "recurrent": recurrent,
+        "recurrent_t": recurrent_t,
     }
-    return params
 
 
 def lstm_update(cell, params, x_projection, h, c):
@@ -185,7 +228,7 @@ def lstm_update(cell, params, x_projection, h, c):
     Returns:
         (h, c) new output and carry: i, f, g, o gates as in Keras's fused implementation.
     """
-    z = x_projection + ops.matmul(h, params["recurrent"])
+    z = x_projection + matmul_pretransposed(h, params["recurrent"], params["recurrent_t"])
     z_i, z_f, z_g, z_o = ops.split(z, 4, axis=-1)
     i = cell.recurrent_activation(z_i)
     f = cell.recurrent_activation(z_f)
@@ -280,7 +323,9 @@ def run_rnn(layer, x, mask=None, initial_state=None, training=None):
     return gru_sequence(cell, params, projection, initial_state[0], mask=mask)
 
 
-def project(x, kernel, bias=None):
-    """x @ kernel (+ bias), for (B, D) or (B, T, D) inputs."""
-    y = ops.matmul(x, kernel)
+def project(x, kernel, bias=None, kernel_t=None):
+    """x @ kernel (+ bias), for (B, D) or (B, T, D) inputs. Inside a loop, pass the kernel's
+    transpose `kernel_t` (from `gru_params` / `lstm_params`) for x (B, D): the product is then
+    `matmul_pretransposed`, whose backward runs no transposed product per step."""
+    y = ops.matmul(x, kernel) if kernel_t is None else matmul_pretransposed(x, kernel, kernel_t)
     return y if bias is None else y + bias
