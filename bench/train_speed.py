@@ -8,7 +8,7 @@ utilisation against this machine's fp32 matmul rate, measured in the same proces
 after the preset. Every preset runs in its own process (clean memory peak, own precision
 policy). Tokens are real target tokens (END included, padding excluded), as Joey NMT counts.
 
-    python bench/train_speed.py                      # 3 presets, base, ~6-9 min on 2 cores
+    python bench/train_speed.py                      # 3 presets, base, 2.5 min on 2 cores
     python bench/train_speed.py --presets luong_global_general:nofeed --steps 10 --jit
     python bench/train_speed.py --breakdown          # also time forward / forward+backward
 
