@@ -78,7 +78,9 @@ def test_step_readout_rows_are_those_rows_of_the_full_step(name):
     np.testing.assert_array_equal(some[2], full[2])
 
 
-@pytest.mark.parametrize("name", ["bahdanau_rnnencdec", "bahdanau_rnnsearch", "luong_global_general"])
+@pytest.mark.parametrize(
+    "name", ["bahdanau_rnnencdec", "bahdanau_rnnsearch", "luong_global_general"]
+)
 def test_training_gradients_equal_those_of_plain_matmuls(name, monkeypatch):
     """The loops multiply kernels with `matmul_pretransposed` (a faster backward); with plain
     `ops.matmul` in its place the whole model's gradients are the same."""
@@ -94,9 +96,7 @@ def test_training_gradients_equal_those_of_plain_matmuls(name, monkeypatch):
     def gradients():
         with tf.GradientTape() as tape:
             logits = model(inputs, training=False)  # no dropout: both runs see the same net
-            loss = tf.reduce_sum(
-                tf.nn.sparse_softmax_cross_entropy_with_logits(target_out, logits)
-            )
+            loss = tf.reduce_sum(tf.nn.sparse_softmax_cross_entropy_with_logits(target_out, logits))
         return [tf.convert_to_tensor(g) for g in tape.gradient(loss, model.trainable_weights)]
 
     fast = gradients()

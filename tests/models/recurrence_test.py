@@ -14,6 +14,17 @@ from zoo.models.recurrence import (
     scan_steps,
 )
 
+# The Keras layers run_rnn stands in for: both GRU variants and the LSTM.
+EVERY_KERAS_RNN = pytest.mark.parametrize(
+    "make_layer",
+    [
+        lambda: keras.layers.GRU(6, reset_after=True, return_sequences=True, return_state=True),
+        lambda: keras.layers.GRU(6, reset_after=False, return_sequences=True, return_state=True),
+        lambda: keras.layers.LSTM(6, return_sequences=True, return_state=True),
+    ],
+    ids=["gru_reset_after", "gru_paper", "lstm"],
+)
+
 
 def _running_sum(xs):
     def step(state, x):
@@ -67,15 +78,7 @@ def test_lstm_update_equals_keras_lstm_cell():
     np.testing.assert_allclose(new_c, expected_c, atol=1e-5)
 
 
-@pytest.mark.parametrize(
-    "make_layer",
-    [
-        lambda: keras.layers.GRU(6, reset_after=True, return_sequences=True, return_state=True),
-        lambda: keras.layers.GRU(6, reset_after=False, return_sequences=True, return_state=True),
-        lambda: keras.layers.LSTM(6, return_sequences=True, return_state=True),
-    ],
-    ids=["gru_reset_after", "gru_paper", "lstm"],
-)
+@EVERY_KERAS_RNN
 @pytest.mark.parametrize("with_initial_state", [False, True])
 def test_run_rnn_equals_the_keras_layer_on_masked_batches(make_layer, with_initial_state):
     """The hoisted CPU loop gives the Keras layer's outputs at real steps and its final
@@ -124,15 +127,7 @@ def test_matmul_pretransposed_has_the_gradients_of_matmul():
     np.testing.assert_allclose(tape.gradient(fast, x), upstream @ tf.transpose(kernel), rtol=1e-5)
 
 
-@pytest.mark.parametrize(
-    "make_layer",
-    [
-        lambda: keras.layers.GRU(6, reset_after=True, return_sequences=True, return_state=True),
-        lambda: keras.layers.GRU(6, reset_after=False, return_sequences=True, return_state=True),
-        lambda: keras.layers.LSTM(6, return_sequences=True, return_state=True),
-    ],
-    ids=["gru_reset_after", "gru_paper", "lstm"],
-)
+@EVERY_KERAS_RNN
 def test_run_rnn_gradients_equal_the_keras_layer(make_layer):
     """The loops' backward (with `matmul_pretransposed`) gives the Keras layer's gradients
     with respect to its weights and its input, on a masked batch, in a graph."""
