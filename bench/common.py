@@ -84,10 +84,26 @@ def peer_train_figure(family="bahdanau", run_seconds=None):
     log = PEER_WORK / "logs" / log_name
     if run_seconds:
         subprocess.run([*command, str(int(run_seconds))], capture_output=True, check=False)
-    if not log.exists():
+    figure = peer_log_figure(log)
+    if figure is None:
         return None
+    value = figure["tokens_per_s"]
+    return value, f"joeynmt {family} {value:.0f} tokens/s (from {log})"
+
+
+def peer_log_figure(log, batch_size=64):
+    """Steady-state throughput from a Joey NMT training log, or None (no log, < 3 lines).
+
+    Joey logs "Tokens per Sec" every `logging_freq` steps; the figure weights each logged rate
+    by the time since the previous line, from the first logged step to the last (the start-up
+    before the first line is left out). Returns a dict: tokens_per_s, pairs_per_s,
+    first_step, last_step, seconds.
+    """
     import datetime as dt
 
+    log = pathlib.Path(log)
+    if not log.exists():
+        return None
     pat = re.compile(
         r"^(\S+ \S+) - INFO - joeynmt.training - Epoch\s+\d+, Step:\s+(\d+), "
         r".*Tokens per Sec:\s+(\d+)"
@@ -101,8 +117,13 @@ def peer_train_figure(family="bahdanau", run_seconds=None):
         return None
     seconds = (rows[-1][0] - rows[0][0]).total_seconds()
     tokens = sum(r[2] * (r[0] - p[0]).total_seconds() for p, r in zip(rows, rows[1:], strict=False))
-    value = tokens / seconds
-    return value, f"joeynmt {family} {value:.0f} tokens/s (from {log})"
+    return {
+        "tokens_per_s": tokens / seconds,
+        "pairs_per_s": batch_size * (rows[-1][1] - rows[0][1]) / seconds,
+        "first_step": rows[0][1],
+        "last_step": rows[-1][1],
+        "seconds": seconds,
+    }
 
 
 def add_model_arguments(parser):

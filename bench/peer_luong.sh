@@ -67,16 +67,16 @@ sys.argv = ["joeynmt", "train", sys.argv[1], "-t"]  # as run.sh runs it: python 
 main()
 PY
 grep -m1 "Total params" "$log" | sed 's/.* - //' || true
-"$py" - "$log" <<'PY'
-import re, sys, datetime as dt
-pat = re.compile(r"^(\S+ \S+) - INFO - joeynmt.training - Epoch\s+\d+, Step:\s+(\d+), .*Tokens per Sec:\s+(\d+)")
-rows = [(dt.datetime.strptime(m[1], "%Y-%m-%d %H:%M:%S,%f"), int(m[2]), int(m[3]))
-        for m in (pat.match(x) for x in open(sys.argv[1], encoding="utf-8")) if m]
-if len(rows) < 3:
-    sys.exit("too few log lines: train longer (see " + sys.argv[1] + ")")
-sec = (rows[-1][0] - rows[0][0]).total_seconds()
-tok = sum(r[2] * (r[0] - p[0]).total_seconds() for p, r in zip(rows, rows[1:]))
-steps = rows[-1][1] - rows[0][1]
-print(f"joeynmt luong: {tok / sec:.0f} target tokens/s, {64 * steps / sec:.1f} sentence pairs/s "
-      f"(steps {rows[0][1]}..{rows[-1][1]}, {sec:.0f} s, batch 64)")
+# Parsed by bench/common.py (standard library only), as train_speed.py reads the same log.
+python3 - "$here" "$log" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[1])
+from common import peer_log_figure
+
+figure = peer_log_figure(sys.argv[2])
+if figure is None:
+    sys.exit("too few log lines: train longer (see " + sys.argv[2] + ")")
+print(f"joeynmt luong: {figure['tokens_per_s']:.0f} target tokens/s, "
+      f"{figure['pairs_per_s']:.1f} sentence pairs/s (steps {figure['first_step']}.."
+      f"{figure['last_step']}, {figure['seconds']:.0f} s, batch 64)")
 PY

@@ -32,6 +32,11 @@ import common
 DEFAULT_PRESETS = "bahdanau_rnnsearch,luong_global_general,luong_global_general:nofeed"
 
 
+def family_of(name):
+    """The peer model a preset is compared with: "luong" or "bahdanau"."""
+    return "luong" if name.startswith("luong") else "bahdanau"
+
+
 def parse_args(argv=None):
     p = argparse.ArgumentParser(
         description=__doc__.split("\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
@@ -437,7 +442,7 @@ def main(argv=None):
 
     peer = {}  # family -> (tokens/s, line), for the families measured here
     if common.peer_ready():
-        for family in sorted({"luong" if s.startswith("luong") else "bahdanau" for s in specs}):
+        for family in sorted({family_of(parse_preset(spec)[0]) for spec in specs}):
             figure = common.peer_train_figure(family, args.run_peer or None)
             if figure:
                 peer[family] = figure
@@ -480,7 +485,7 @@ def main(argv=None):
             row["flops_per_token"] = 3 * fwd / tokens
             row["model_gflops"] = row["flops_per_token"] * row["tokens_per_s"] / 1e9
             row["mfu"] = row["model_gflops"] / row["matmul_gflops"]
-            family = "luong" if name.startswith("luong") else "bahdanau"
+            family = family_of(name)
             if family in peer:
                 row["peer"] = peer[family][0]
                 row["peer_src"] = "measured"
