@@ -2,10 +2,10 @@
 
 For each preset (built at `--size` with 8k SentencePiece vocabularies, the peer's sizes at
 `base`): target tokens/s and sentence pairs/s of full training steps (forward, backward,
-Adam with global-norm clipping 1.0, as the peer trains) in steady state after warm-up, the
-process's peak RSS, the analytic forward+backward FLOPs per target token and the model-FLOP
-utilisation against this machine's fp32 matmul rate, measured in the same process right
-after the preset. Every preset runs in its own process (clean memory peak, own precision
+Adam with global-norm clipping 1.0 as the peer trains, in `zoo`'s `FusedAdam`) in steady
+state after warm-up, the process's peak RSS, the analytic forward+backward FLOPs per target
+token and the model-FLOP utilisation against this machine's fp32 matmul rate, measured in
+the same process right after the preset. Every preset runs in its own process (clean memory peak, own precision
 policy). Tokens are real target tokens (END included, padding excluded), as Joey NMT counts.
 
     python bench/train_speed.py                      # 3 presets, base, 2.5 min on 2 cores
@@ -282,7 +282,7 @@ def measure(spec, opts, batches):
     import tensorflow as tf
 
     import zoo.models
-    from zoo.training import masked_token_stats, set_precision
+    from zoo.training import FusedAdam, masked_token_stats, set_precision
 
     name, feed = parse_preset(spec)
     set_precision(opts["precision"])
@@ -295,7 +295,8 @@ def measure(spec, opts, batches):
         target_vocab_size=opts["vocab_sizes"][1],
         **overrides,
     )
-    optimizer = keras.optimizers.Adam(learning_rate=1e-3, global_clipnorm=1.0)
+    # The optimizer training uses (zoo.training.make_optimizer("adam")), as the peer's runs.
+    optimizer = FusedAdam(learning_rate=1e-3, global_clipnorm=1.0)
     if model.dtype_policy.compute_dtype == "float16":
         optimizer = keras.optimizers.LossScaleOptimizer(optimizer)
     trainable = model.trainable_variables

@@ -14,6 +14,7 @@ Typical use (what a recipe does):
 """
 
 from zoo.training.checkpoint_manager import CheckpointManager
+from zoo.training.fused_optimizers import FusedAdadelta, FusedAdam
 from zoo.training.losses import (
     masked_accuracy,
     masked_cross_entropy,
@@ -30,6 +31,8 @@ from zoo.training.trainer import evaluate, train
 
 __all__ = [
     "CheckpointManager",
+    "FusedAdadelta",
+    "FusedAdam",
     "LuongSchedule",
     "OPTIMIZERS",
     "PRECISIONS",

@@ -15,11 +15,15 @@ renormalised to at most 1). Luong et al. 2015, section 4.1 (SGD, lr 1.0, 10 epoc
 after 5; 12 epochs and halving after 8 with dropout 0.2; gradient norm rescaled to 5).
 Uniform initialisation in [-0.1, 0.1] belongs to the model presets, not here.
 
+Adam and Adadelta are `FusedAdam` / `FusedAdadelta` (`zoo.training.fused_optimizers`): the
+Keras optimizers with their update done by one TensorFlow kernel per variable.
+
 Create the optimizer inside `strategy.scope()` when training with a distribution strategy.
 """
 
 import keras
 
+from zoo.training.fused_optimizers import FusedAdadelta, FusedAdam
 from zoo.training.luong_schedule import LuongSchedule
 
 OPTIMIZERS = ("bahdanau", "luong", "adam")
@@ -68,7 +72,7 @@ def make_optimizer(
             decay_after_epochs=decay_after_epochs,
         )
     if name == "bahdanau":
-        return keras.optimizers.Adadelta(
+        return FusedAdadelta(
             learning_rate=initial,
             rho=0.95,
             epsilon=1e-6,
@@ -78,7 +82,7 @@ def make_optimizer(
         return keras.optimizers.SGD(
             learning_rate=initial, global_clipnorm=5.0 if clipnorm is None else clipnorm
         )
-    return keras.optimizers.Adam(
+    return FusedAdam(
         learning_rate=initial,
         global_clipnorm=1.0 if clipnorm is None else clipnorm,
     )
