@@ -14,7 +14,8 @@ Typical use (what a recipe does):
 """
 
 from zoo.training.checkpoint_manager import CheckpointManager
-from zoo.training.fused_optimizers import FusedAdadelta, FusedAdam
+from zoo.training.fused_adadelta import FusedAdadelta
+from zoo.training.fused_adam import FusedAdam
 from zoo.training.losses import (
     masked_accuracy,
     masked_cross_entropy,

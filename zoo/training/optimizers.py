@@ -15,7 +15,7 @@ renormalised to at most 1). Luong et al. 2015, section 4.1 (SGD, lr 1.0, 10 epoc
 after 5; 12 epochs and halving after 8 with dropout 0.2; gradient norm rescaled to 5).
 Uniform initialisation in [-0.1, 0.1] belongs to the model presets, not here.
 
-Adam and Adadelta are `FusedAdam` / `FusedAdadelta` (`zoo.training.fused_optimizers`): the
+Adam and Adadelta are `FusedAdam` / `FusedAdadelta` (`zoo.training.fused_update`): the
 Keras optimizers with their update done by one TensorFlow kernel per variable.
 
 Create the optimizer inside `strategy.scope()` when training with a distribution strategy.
@@ -23,7 +23,8 @@ Create the optimizer inside `strategy.scope()` when training with a distribution
 
 import keras
 
-from zoo.training.fused_optimizers import FusedAdadelta, FusedAdam
+from zoo.training.fused_adadelta import FusedAdadelta
+from zoo.training.fused_adam import FusedAdam
 from zoo.training.luong_schedule import LuongSchedule
 
 OPTIMIZERS = ("bahdanau", "luong", "adam")

@@ -1,5 +1,6 @@
-"""Tests for zoo/training/fused_optimizers.py: NumPy versions of the Adam and Adadelta
-equations, Keras's own optimizers, and the fused kernel actually being used."""
+"""Tests for zoo/training/fused_update.py and the two optimizers built on it
+(fused_adam.py, fused_adadelta.py): NumPy versions of the Adam and Adadelta equations,
+Keras's own optimizers, and the fused kernel actually being used."""
 
 import keras
 import numpy as np

@@ -1,4 +1,6 @@
-"""Adam and Adadelta whose update is one kernel per variable on the TensorFlow backend.
+"""Adam and Adadelta updates as one kernel per variable on the TensorFlow backend.
+
+`FusedAdam` (`fused_adam.py`) and `FusedAdadelta` (`fused_adadelta.py`) use it.
 
 Keras's `Adam.update_step` writes the update as a dozen element-wise ops per variable
 (`m += (g - m)(1 - beta_1)`, `v += (g^2 - v)(1 - beta_2)`, `var -= alpha m / (sqrt(v) + eps)`),
@@ -30,6 +32,9 @@ The equations (Kingma and Ba 2015, algorithm 1 with the "epsilon hat" of section
     Adadelta:  a = rho a + (1 - rho) g^2;  u = sqrt(d + eps) / sqrt(a + eps) * g
                d = rho d + (1 - rho) u^2;  var -= lr u
 
+This module holds what both share: the variables' resource handles, or None where the
+kernel does not apply, and the dense gradient.
+
 Example:
     optimizer = FusedAdam(learning_rate=1e-3, global_clipnorm=1.0)   # as keras.optimizers.Adam
 """
@@ -38,7 +43,7 @@ import keras
 from keras import ops
 
 
-def _handles(variable, *slots):
+def resource_handles(variable, *slots):
     """The resource handles of a TensorFlow variable and its slot variables, or None where
     the fused kernel cannot be used (another backend, a variable without a handle)."""
     if keras.backend.backend() != "tensorflow":
@@ -53,66 +58,9 @@ def _handles(variable, *slots):
     return handles
 
 
-def _dense(gradient, dtype):
+def dense_gradient(gradient, dtype):
     """The gradient as a dense tensor of the variable's dtype: an embedding's
     `tf.IndexedSlices` summed per row (see the module docstring)."""
     import tensorflow as tf
 
     return ops.cast(tf.convert_to_tensor(gradient), dtype)
-
-
-@keras.saving.register_keras_serializable(package="zoo")
-class FusedAdam(keras.optimizers.Adam):
-    """`keras.optimizers.Adam` with `ResourceApplyAdam`, one kernel per variable, on the
-    TensorFlow backend (see the module docstring); same arguments, slots and results."""
-
-    def update_step(self, gradient, variable, learning_rate):
-        index = self._get_variable_index(variable)
-        m, v = self._momentums[index], self._velocities[index]
-        handles = None if self.amsgrad else _handles(variable, m, v)
-        if handles is None:
-            return super().update_step(gradient, variable, learning_rate)
-        import tensorflow as tf
-
-        dtype = variable.dtype
-        step = ops.cast(self.iterations + 1, dtype)
-        beta_1, beta_2 = ops.cast(self.beta_1, dtype), ops.cast(self.beta_2, dtype)
-        tf.raw_ops.ResourceApplyAdam(
-            var=handles[0],
-            m=handles[1],
-            v=handles[2],
-            beta1_power=ops.power(beta_1, step),
-            beta2_power=ops.power(beta_2, step),
-            lr=ops.cast(learning_rate, dtype),
-            beta1=beta_1,
-            beta2=beta_2,
-            epsilon=ops.cast(self.epsilon, dtype),
-            grad=_dense(gradient, dtype),
-        )
-
-
-@keras.saving.register_keras_serializable(package="zoo")
-class FusedAdadelta(keras.optimizers.Adadelta):
-    """`keras.optimizers.Adadelta` with `ResourceApplyAdadelta`, one kernel per variable,
-    on the TensorFlow backend (see the module docstring); same arguments, slots and
-    results."""
-
-    def update_step(self, gradient, variable, learning_rate):
-        index = self._get_variable_index(variable)
-        accumulated_grad = self._accumulated_grads[index]
-        accumulated_delta = self._accumulated_delta_vars[index]
-        handles = _handles(variable, accumulated_grad, accumulated_delta)
-        if handles is None:
-            return super().update_step(gradient, variable, learning_rate)
-        import tensorflow as tf
-
-        dtype = variable.dtype
-        tf.raw_ops.ResourceApplyAdadelta(
-            var=handles[0],
-            accum=handles[1],
-            accum_update=handles[2],
-            lr=ops.cast(learning_rate, dtype),
-            rho=ops.cast(self.rho, dtype),
-            epsilon=ops.cast(self.epsilon, dtype),
-            grad=_dense(gradient, dtype),
-        )
