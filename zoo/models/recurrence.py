@@ -17,7 +17,10 @@ implementations (`keras/src/backend/tensorflow/rnn.py`): the model code stays in
   cell's own weights, so saved models are unchanged.
 - `lstm_sequence` / `gru_sequence` run those updates over a whole (masked) sequence from
   its hoisted input projection, and `run_rnn(layer, x, mask)` uses them for the encoders'
-  Keras GRU/LSTM layers wherever no fused (cuDNN) kernel exists.
+  Keras GRU/LSTM layers wherever no fused (cuDNN) kernel exists. `lstm_sequence` has its
+  backward pass through time written by hand (`_lstm_sequence_bptt`): the gradient factors
+  are computed for all steps at once, the loop keeps one product and five small ops per
+  step, and the recurrent kernel's gradient is one product after it.
 - Inside a loop, a kernel is multiplied by `matmul_pretransposed(x, kernel, kernel_t)`: the
   same product, whose backward takes `dy @ kernel^T` from the kernel's transpose, made once
   per loop (`gru_params` / `lstm_params`), instead of a product with a transposed operand at
@@ -28,7 +31,7 @@ import keras
 from keras import ops, tree
 
 
-def scan_steps(step_fn, state, inputs):
+def scan_steps(step_fn, state, inputs, reverse=False):
     """Runs `step_fn` over the time axis of `inputs`; returns (final state, stacked outputs).
 
     Args:
@@ -36,6 +39,8 @@ def scan_steps(step_fn, state, inputs):
             the same structure, shapes and dtypes; `outputs_t` is any nest of tensors.
         state: the initial state, a nest of tensors.
         inputs: a nest of time-major tensors `(T, ...)` with T >= 1 (the same T for all).
+        reverse: run from the last step to the first (a backward pass through time); the
+            outputs are still stacked in time order (output t comes from inputs t).
 
     Returns:
         (state after the last step, outputs stacked on a new leading time axis `(T, ...)`).
@@ -44,7 +49,7 @@ def scan_steps(step_fn, state, inputs):
         state, outputs = scan_steps(lambda s, x: (s + x, 2 * s), zeros((B,)), xs)  # xs (T, B)
     """
     if keras.backend.backend() != "tensorflow":
-        return ops.scan(step_fn, state, inputs)
+        return ops.scan(step_fn, state, inputs, reverse=reverse)
     import tensorflow as tf  # the TensorFlow backend's loop (see the module docstring)
 
     flat_inputs = [tf.convert_to_tensor(x) for x in tree.flatten(inputs)]
@@ -56,15 +61,18 @@ def scan_steps(step_fn, state, inputs):
         for x in flat_inputs
     ]
 
+    def index(t):  # the time step of loop iteration t
+        return length - 1 - t if reverse else t
+
     def inputs_at(t):
-        return tree.pack_sequence_as(inputs, [array.read(t) for array in input_arrays])
+        return tree.pack_sequence_as(inputs, [array.read(index(t)) for array in input_arrays])
 
     # The first step runs before the loop: its outputs give the output arrays' dtypes and
     # shapes, and the loop variables then have fixed shapes.
     state, outputs = step_fn(state, inputs_at(0))
     flat_outputs = tree.flatten(outputs)
     output_arrays = [
-        tf.TensorArray(y.dtype, size=length, element_shape=y.shape).write(0, y)
+        tf.TensorArray(y.dtype, size=length, element_shape=y.shape).write(index(0), y)
         for y in flat_outputs
     ]
     flat_state = tree.flatten(state)
@@ -72,7 +80,9 @@ def scan_steps(step_fn, state, inputs):
     def body(t, flat_state, output_arrays):
         new_state, outputs = step_fn(tree.pack_sequence_as(state, flat_state), inputs_at(t))
         new_flat = tree.flatten(new_state)
-        written = [a.write(t, y) for a, y in zip(output_arrays, tree.flatten(outputs), strict=True)]
+        written = [
+            a.write(index(t), y) for a, y in zip(output_arrays, tree.flatten(outputs), strict=True)
+        ]
         return t + 1, new_flat, written
 
     _, flat_state, output_arrays = tf.while_loop(
@@ -265,6 +275,10 @@ def _sequence(update, state, projection, mask):
 def lstm_sequence(cell, params, projection, h, c, mask=None):
     """A `keras.layers.LSTM` over a whole sequence from its hoisted input projection.
 
+    With the standard activations (sigmoid gates, tanh) on the TensorFlow backend the
+    backward pass is written by hand (`_lstm_sequence_bptt`); otherwise autodiff runs
+    through `lstm_update`. Both compute the same values and gradients.
+
     Args:
         cell, params: as for `lstm_update`.
         projection: (B, T, 4 units), `x @ kernel + bias` for every step (one matmul).
@@ -273,10 +287,121 @@ def lstm_sequence(cell, params, projection, h, c, mask=None):
     Returns:
         outputs (B, T, units), final h (B, units), final c (B, units).
     """
+    if _standard_lstm(cell):
+        return _lstm_sequence_bptt(params, projection, h, c, mask)
     outputs, (h, c) = _sequence(
         lambda x, h, c: lstm_update(cell, params, x, h, c), (h, c), projection, mask
     )
     return outputs, h, c
+
+
+def _standard_lstm(cell):
+    return (
+        keras.backend.backend() == "tensorflow"
+        and cell.activation is keras.activations.tanh
+        and cell.recurrent_activation is keras.activations.sigmoid
+    )
+
+
+def _lstm_sequence_bptt(params, projection, h0, c0, mask):
+    """`lstm_sequence` for sigmoid gates and tanh, with backpropagation through time
+    written out (Hochreiter and Schmidhuber 1997; the gate order i, f, g, o of Keras).
+
+    Forward, per step t: z = x_t + h_{t-1} R, i, f, o = sigmoid(z_i, z_f, z_o),
+    g = tanh(z_g), c_t = f c_{t-1} + i g, h_t = o tanh(c_t); the loop also keeps the gate
+    activations. Backward, from the last step to the first, with dh and dc the gradients
+    reaching h_t and c_t:
+
+        dc~ = dc + dh a_t,                   a_t = o (1 - tanh(c_t)^2)
+        dz  = [dc~, dc~, dc~, dh] * k_t,     k_t = [g i (1 - i), c_{t-1} f (1 - f),
+                                                    i (1 - g^2), tanh(c_t) o (1 - o)]
+        dh_{t-1} = dz R^T + (the output h_{t-1}'s own gradient),   dc_{t-1} = dc~ f
+
+    a_t and k_t do not depend on the gradients: they are computed for all steps at once
+    before the backward loop, which keeps five small ops and one product per step. After
+    the loop dR = sum_t h_{t-1}^T dz_t is one (units, T B) by (T B, 4 units) product, and
+    d projection = dz. (Autodiff through `lstm_update` instead runs every intermediate of
+    the step backwards, per step, and accumulates dR with one small product and one sum per
+    step.) A masked step carries h and c: there a_t = k_t = 0 and f is replaced by 1, so dh
+    and dc pass through unchanged and dz = 0.
+    """
+    keep = None if mask is None else ops.swapaxes(ops.cast(mask, "bool"), 0, 1)[:, :, None]
+
+    @ops.custom_gradient
+    def run(projection, h0, c0, recurrent, recurrent_t):
+        def step(state, inputs):
+            h, c = state
+            x, k = inputs if keep is not None else (inputs, None)
+            z = x + ops.matmul(h, recurrent)
+            z_i, z_f, z_g, z_o = ops.split(z, 4, axis=-1)
+            i, f, o = ops.sigmoid(z_i), ops.sigmoid(z_f), ops.sigmoid(z_o)
+            g = ops.tanh(z_g)
+            c_new = f * c + i * g
+            h_new = o * ops.tanh(c_new)
+            if k is not None:
+                h_new, c_new = ops.where(k, h_new, h), ops.where(k, c_new, c)
+            return (h_new, c_new), (h_new, c_new, z)
+
+        inputs = ops.swapaxes(projection, 0, 1)  # (T, B, 4 units)
+        inputs = inputs if keep is None else (inputs, keep)
+        (h, c), (hs, cs, zs) = scan_steps(step, (h0, c0), inputs)  # (T, B, ...)
+        outputs = ops.swapaxes(hs, 0, 1)
+
+        def grad(*upstream, **unused):
+            d_outputs, d_h, d_c = (
+                ops.zeros_like(x) if d is None else d
+                for d, x in zip(upstream, (outputs, h, c), strict=True)
+            )
+            # Every factor of the backward step that does not depend on dh, dc: all steps at
+            # once, (T, B, ...).
+            h_prev = ops.concatenate([h0[None], hs[:-1]], axis=0)  # h_{t-1}
+            c_prev = ops.concatenate([c0[None], cs[:-1]], axis=0)  # c_{t-1}
+            z_i, z_f, z_g, z_o = ops.split(zs, 4, axis=-1)
+            i, f, o = ops.sigmoid(z_i), ops.sigmoid(z_f), ops.sigmoid(z_o)
+            g = ops.tanh(z_g)
+            tanh_c = ops.tanh(f * c_prev + i * g)  # tanh(c_t), also where a step is masked
+            a = o * (1.0 - tanh_c * tanh_c)
+            k = ops.concatenate(
+                [
+                    g * i * (1.0 - i),
+                    c_prev * f * (1.0 - f),
+                    i * (1.0 - g * g),
+                    tanh_c * o * (1.0 - o),
+                ],
+                axis=-1,
+            )
+            backward = [ops.swapaxes(d_outputs, 0, 1)]
+            if keep is not None:
+                a, k = ops.where(keep, a, 0.0), ops.where(keep, k, 0.0)
+                f = ops.where(keep, f, 1.0)
+                backward.append(ops.cast(ops.logical_not(keep), h0.dtype))  # carry: 1
+            backward += [a, k, f]
+
+            def back_step(state, inputs):
+                dh, dc = state
+                if keep is None:
+                    d_out, a_t, k_t, f_t = inputs
+                else:
+                    d_out, carry, a_t, k_t, f_t = inputs
+                dh = dh + d_out
+                dc = dc + dh * a_t
+                dz = ops.concatenate([dc, dc, dc, dh], axis=-1) * k_t
+                dh_prev = ops.matmul(dz, recurrent_t)
+                if keep is not None:
+                    dh_prev = dh_prev + dh * carry
+                return (dh_prev, dc * f_t), dz
+
+            (dh0, dc0), dz = scan_steps(back_step, (d_h, d_c), tuple(backward), reverse=True)
+            units = ops.shape(h0)[-1]
+            d_recurrent = ops.matmul(
+                ops.transpose(ops.reshape(h_prev, (-1, units))),
+                ops.reshape(dz, (-1, 4 * units)),
+            )
+            return ops.swapaxes(dz, 0, 1), dh0, dc0, d_recurrent, None
+
+        return (outputs, h, c), grad
+
+    return run(projection, h0, c0, params["recurrent"], params["recurrent_t"])
 
 
 def gru_sequence(cell, params, projection, h, mask=None):
