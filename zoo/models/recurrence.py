@@ -19,8 +19,8 @@ implementations (`keras/src/backend/tensorflow/rnn.py`): the model code stays in
   its hoisted input projection, and `run_rnn(layer, x, mask)` uses them for the encoders'
   Keras GRU/LSTM layers wherever no fused (cuDNN) kernel exists. `lstm_sequence` has its
   backward pass through time written by hand (`_lstm_sequence_bptt`): the gradient factors
-  are computed for all steps at once, the loop keeps one product and five small ops per
-  step, and the recurrent kernel's gradient is one product after it.
+  are computed for all steps at once, the loop keeps one product and a few element-wise ops
+  per step, and the recurrent kernel's gradient is one product after it.
 - Inside a loop, a kernel is multiplied by `matmul_pretransposed(x, kernel, kernel_t)`: the
   same product, whose backward takes `dy @ kernel^T` from the kernel's transpose, made once
   per loop (`gru_params` / `lstm_params`), instead of a product with a transposed operand at
@@ -308,9 +308,9 @@ def _lstm_sequence_bptt(params, projection, h0, c0, mask):
     written out (Hochreiter and Schmidhuber 1997; the gate order i, f, g, o of Keras).
 
     Forward, per step t: z = x_t + h_{t-1} R, i, f, o = sigmoid(z_i, z_f, z_o),
-    g = tanh(z_g), c_t = f c_{t-1} + i g, h_t = o tanh(c_t); the loop also keeps the gate
-    activations. Backward, from the last step to the first, with dh and dc the gradients
-    reaching h_t and c_t:
+    g = tanh(z_g), c_t = f c_{t-1} + i g, h_t = o tanh(c_t); the loop also keeps z and c_t.
+    Backward, from the last step to the first, with dh and dc the gradients reaching h_t
+    and c_t:
 
         dc~ = dc + dh a_t,                   a_t = o (1 - tanh(c_t)^2)
         dz  = [dc~, dc~, dc~, dh] * k_t,     k_t = [g i (1 - i), c_{t-1} f (1 - f),
@@ -318,9 +318,9 @@ def _lstm_sequence_bptt(params, projection, h0, c0, mask):
         dh_{t-1} = dz R^T + (the output h_{t-1}'s own gradient),   dc_{t-1} = dc~ f
 
     a_t and k_t do not depend on the gradients: they are computed for all steps at once
-    before the backward loop, which keeps five small ops and one product per step. After
-    the loop dR = sum_t h_{t-1}^T dz_t is one (units, T B) by (T B, 4 units) product, and
-    d projection = dz. (Autodiff through `lstm_update` instead runs every intermediate of
+    before the backward loop, which keeps one product and six element-wise ops per step
+    (eight with a mask). After the loop dR = sum_t h_{t-1}^T dz_t is one (units, T B) by
+    (T B, 4 units) product, and d projection = dz. (Autodiff through `lstm_update` instead runs every intermediate of
     the step backwards, per step, and accumulates dR with one small product and one sum per
     step.) A masked step carries h and c: there a_t = k_t = 0 and f is replaced by 1, so dh
     and dc pass through unchanged and dz = 0.
@@ -347,7 +347,7 @@ def _lstm_sequence_bptt(params, projection, h0, c0, mask):
         (h, c), (hs, cs, zs) = scan_steps(step, (h0, c0), inputs)  # (T, B, ...)
         outputs = ops.swapaxes(hs, 0, 1)
 
-        def grad(*upstream, **unused):
+        def grad(*upstream):
             d_outputs, d_h, d_c = (
                 ops.zeros_like(x) if d is None else d
                 for d, x in zip(upstream, (outputs, h, c), strict=True)
