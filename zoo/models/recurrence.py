@@ -239,11 +239,20 @@ def lstm_update(cell, params, x_projection, h, c):
         (h, c) new output and carry: i, f, g, o gates as in Keras's fused implementation.
     """
     z = x_projection + matmul_pretransposed(h, params["recurrent"], params["recurrent_t"])
+    return _lstm_from_z(cell, z, c)
+
+
+def _lstm_gates(cell, z):
+    """The gates i, f, g, o (each (..., units)) from the pre-activations z (..., 4 units)."""
     z_i, z_f, z_g, z_o = ops.split(z, 4, axis=-1)
-    i = cell.recurrent_activation(z_i)
-    f = cell.recurrent_activation(z_f)
-    c = f * c + i * cell.activation(z_g)
-    o = cell.recurrent_activation(z_o)
+    act, gate = cell.activation, cell.recurrent_activation
+    return gate(z_i), gate(z_f), act(z_g), gate(z_o)
+
+
+def _lstm_from_z(cell, z, c):
+    """(h, c) after a step with pre-activations z = x W + h_{t-1} R + b and carry c."""
+    i, f, g, o = _lstm_gates(cell, z)
+    c = f * c + i * g
     return o * cell.activation(c), c
 
 
@@ -288,7 +297,7 @@ def lstm_sequence(cell, params, projection, h, c, mask=None):
         outputs (B, T, units), final h (B, units), final c (B, units).
     """
     if _standard_lstm(cell):
-        return _lstm_sequence_bptt(params, projection, h, c, mask)
+        return _lstm_sequence_bptt(cell, params, projection, h, c, mask)
     outputs, (h, c) = _sequence(
         lambda x, h, c: lstm_update(cell, params, x, h, c), (h, c), projection, mask
     )
@@ -303,7 +312,7 @@ def _standard_lstm(cell):
     )
 
 
-def _lstm_sequence_bptt(params, projection, h0, c0, mask):
+def _lstm_sequence_bptt(cell, params, projection, h0, c0, mask):
     """`lstm_sequence` for sigmoid gates and tanh, with backpropagation through time
     written out (Hochreiter and Schmidhuber 1997; the gate order i, f, g, o of Keras).
 
@@ -333,11 +342,7 @@ def _lstm_sequence_bptt(params, projection, h0, c0, mask):
             h, c = state
             x, k = inputs if keep is not None else (inputs, None)
             z = x + ops.matmul(h, recurrent)
-            z_i, z_f, z_g, z_o = ops.split(z, 4, axis=-1)
-            i, f, o = ops.sigmoid(z_i), ops.sigmoid(z_f), ops.sigmoid(z_o)
-            g = ops.tanh(z_g)
-            c_new = f * c + i * g
-            h_new = o * ops.tanh(c_new)
+            h_new, c_new = _lstm_from_z(cell, z, c)
             if k is not None:
                 h_new, c_new = ops.where(k, h_new, h), ops.where(k, c_new, c)
             return (h_new, c_new), (h_new, c_new, z)
@@ -356,9 +361,7 @@ def _lstm_sequence_bptt(params, projection, h0, c0, mask):
             # once, (T, B, ...).
             h_prev = ops.concatenate([h0[None], hs[:-1]], axis=0)  # h_{t-1}
             c_prev = ops.concatenate([c0[None], cs[:-1]], axis=0)  # c_{t-1}
-            z_i, z_f, z_g, z_o = ops.split(zs, 4, axis=-1)
-            i, f, o = ops.sigmoid(z_i), ops.sigmoid(z_f), ops.sigmoid(z_o)
-            g = ops.tanh(z_g)
+            i, f, g, o = _lstm_gates(cell, zs)
             tanh_c = ops.tanh(f * c_prev + i * g)  # tanh(c_t), also where a step is masked
             a = o * (1.0 - tanh_c * tanh_c)
             k = ops.concatenate(
