@@ -93,10 +93,15 @@ def test_lstm_update_equals_keras_lstm_cell():
 
 
 @EVERY_KERAS_RNN
-@pytest.mark.parametrize("with_initial_state", [False, True])
-def test_run_rnn_equals_the_keras_layer_on_masked_batches(make_layer, with_initial_state):
+@pytest.mark.parametrize(
+    "with_initial_state, time_major", [(False, False), (True, False), (True, True)]
+)
+def test_run_rnn_equals_the_keras_layer_on_masked_batches(
+    make_layer, with_initial_state, time_major
+):
     """The hoisted CPU loop gives the Keras layer's outputs at real steps and its final
-    states (the state after each right-padded row's last real step), also in a graph."""
+    states (the state after each right-padded row's last real step), also in a graph, and
+    time-major ((T, B, ...) input and outputs, the mask still (B, T))."""
     rng = np.random.default_rng(3)
     layer = make_layer()
     layer.build((None, None, 5))
@@ -111,7 +116,11 @@ def test_run_rnn_equals_the_keras_layer_on_masked_batches(make_layer, with_initi
     )
     expected = layer(x, mask=mask, initial_state=initial)
     for run in (run_rnn, tf.function(run_rnn, autograph=False)):
-        got = run(layer, x, mask, initial)
+        if time_major:
+            got = run(layer, np.swapaxes(x, 0, 1), mask, initial, time_major=True)
+            got = (np.swapaxes(got[0], 0, 1), *got[1:])
+        else:
+            got = run(layer, x, mask, initial)
         assert len(got) == len(expected) == 1 + n_states
         np.testing.assert_allclose(
             np.where(mask[:, :, None], got[0], 0),
@@ -142,9 +151,11 @@ def test_matmul_pretransposed_has_the_gradients_of_matmul():
 
 
 @EVERY_KERAS_RNN
-def test_run_rnn_gradients_equal_the_keras_layer(make_layer):
+@pytest.mark.parametrize("time_major", [False, True])
+def test_run_rnn_gradients_equal_the_keras_layer(make_layer, time_major):
     """The loops' backward (with `matmul_pretransposed`) gives the Keras layer's gradients
-    with respect to its weights and its input, on a masked batch, in a graph."""
+    with respect to its weights and its input, on a masked batch, in a graph, batch- or
+    time-major."""
     rng = np.random.default_rng(5)
     layer = make_layer()
     layer.build((None, None, 5))
@@ -157,7 +168,13 @@ def test_run_rnn_gradients_equal_the_keras_layer(make_layer):
     def gradients(use_keras):
         with tf.GradientTape() as tape:
             tape.watch(x)
-            outputs = layer(x, mask=mask) if use_keras else run_rnn(layer, x, mask)
+            if use_keras:
+                outputs = layer(x, mask=mask)
+            elif time_major:
+                outputs = run_rnn(layer, tf.transpose(x, [1, 0, 2]), mask, time_major=True)
+                outputs = (tf.transpose(outputs[0], [1, 0, 2]), *outputs[1:])
+            else:
+                outputs = run_rnn(layer, x, mask)
             real = tf.where(mask[:, :, None], outputs[0], 0.0)
             loss = tf.reduce_sum(real * weights) + tf.reduce_sum(outputs[1] ** 2)
         return tape.gradient(loss, [x, *layer.trainable_weights])

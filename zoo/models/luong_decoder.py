@@ -245,9 +245,11 @@ class LuongDecoder(DecoderBase):
         return self.W_s(attentional)  # (..., V)
 
     def _lstm_sequence(self, i, params, projection, h, c):
-        """Layer i+1 of the stack over a whole sequence, from its input projection
-        (B, Tt, 4 units): outputs h (B, Tt, units), the same `lstm_update` as `step`."""
-        outputs, _, _ = lstm_sequence(self.lstms[i].cell, params[f"lstm_{i + 1}"], projection, h, c)
+        """Layer i+1 of the stack over a whole sequence, from its time-major input
+        projection (Tt, B, 4 units): outputs h (Tt, B, units), the same `lstm_update` as
+        `step`."""
+        cell, layer = self.lstms[i].cell, params[f"lstm_{i + 1}"]
+        outputs, _, _ = lstm_sequence(cell, layer, projection, h, c, time_major=True)
         return outputs
 
     def call(self, target_ids, memory, source_mask, encoder_states, training=None):
@@ -266,8 +268,10 @@ class LuongDecoder(DecoderBase):
                 initial = [cache[f"h_{i + 1}"], cache[f"c_{i + 1}"]]
                 x, _, _ = lstm(x, initial_state=initial, training=training)  # (B, Tt, units)
             return self._attentional_readout(x, cache, training)
+        # The layers run time-major (no transposes between them); attention batch-major.
         params = self.loop_params()
-        (projection,) = self._step_inputs(ops.cast(target_ids, "int32"), params)  # (B, Tt, 4u)
+        ids = ops.transpose(ops.cast(target_ids, "int32"))  # (Tt, B)
+        (projection,) = self._step_inputs(ids, params)  # (Tt, B, 4 units)
         x = None
         for i in range(self.num_layers):
             if i > 0:
@@ -275,8 +279,8 @@ class LuongDecoder(DecoderBase):
                 x = self.dropouts[i - 1](x, training=training)
                 projection = project(x, layer["kernels"][0], layer["input_bias"])
             h, c = (ops.cast(cache[f"{k}_{i + 1}"], self.compute_dtype) for k in "hc")
-            x = self._lstm_sequence(i, params, projection, h, c)  # (B, Tt, units)
-        return self._attentional_readout(x, cache, training)
+            x = self._lstm_sequence(i, params, projection, h, c)  # (Tt, B, units)
+        return self._attentional_readout(ops.swapaxes(x, 0, 1), cache, training)
 
     def _attentional_readout(self, x, cache, training):
         """Logits from the top layer's h (B, Tt, units), attention for all steps at once."""

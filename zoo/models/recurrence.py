@@ -18,9 +18,11 @@ implementations (`keras/src/backend/tensorflow/rnn.py`): the model code stays in
 - `lstm_sequence` / `gru_sequence` run those updates over a whole (masked) sequence from
   its hoisted input projection, and `run_rnn(layer, x, mask)` uses them for the encoders'
   Keras GRU/LSTM layers wherever no fused (cuDNN) kernel exists. `lstm_sequence` has its
-  backward pass through time written by hand (`_lstm_sequence_bptt`): the gradient factors
-  are computed for all steps at once, the loop keeps one product and a few element-wise ops
-  per step, and the recurrent kernel's gradient is one product after it.
+  backward pass through time written by hand (`_lstm_sequence_bptt`): the forward loop keeps
+  the gates, the gradient factors are computed for all steps at once, the loop keeps one
+  product and a few element-wise ops per step, and the recurrent kernel's gradient is one
+  product after it. With `time_major=True` they take and give (T, B, ...) sequences, so a
+  stack of layers needs no transposes between its layers.
 - Inside a loop, a kernel is multiplied by `matmul_pretransposed(x, kernel, kernel_t)`: the
   same product, whose backward takes `dy @ kernel^T` from the kernel's transpose, made once
   per loop (`gru_params` / `lstm_params`), instead of a product with a transposed operand at
@@ -31,7 +33,7 @@ import keras
 from keras import ops, tree
 
 
-def scan_steps(step_fn, state, inputs, reverse=False):
+def scan_steps(step_fn, state, inputs, reverse=False, differentiable=True):
     """Runs `step_fn` over the time axis of `inputs`; returns (final state, stacked outputs).
 
     Args:
@@ -41,6 +43,12 @@ def scan_steps(step_fn, state, inputs, reverse=False):
         inputs: a nest of time-major tensors `(T, ...)` with T >= 1 (the same T for all).
         reverse: run from the last step to the first (a backward pass through time); the
             outputs are still stacked in time order (output t comes from inputs t).
+        differentiable: False where no gradient is taken through the loop (inside a custom
+            gradient's forward or backward function). The TensorFlow loop then reads each
+            step's inputs as a slice of the stacked tensors (along the leading axis, which
+            TensorFlow does without a copy) instead of unstacking them into TensorArrays
+            first (a copy of every input); the gradient of such slices would be a full-size
+            tensor per step, so differentiated loops keep the TensorArrays.
 
     Returns:
         (state after the last step, outputs stacked on a new leading time axis `(T, ...)`).
@@ -56,16 +64,23 @@ def scan_steps(step_fn, state, inputs, reverse=False):
     length = flat_inputs[0].shape[0]
     if length is None:
         length = tf.shape(flat_inputs[0])[0]
-    input_arrays = [
-        tf.TensorArray(x.dtype, size=length, element_shape=x.shape[1:]).unstack(x)
-        for x in flat_inputs
-    ]
+    if differentiable:
+        sources = [
+            tf.TensorArray(x.dtype, size=length, element_shape=x.shape[1:]).unstack(x)
+            for x in flat_inputs
+        ]
+    else:
+        sources = flat_inputs
 
     def index(t):  # the time step of loop iteration t
         return length - 1 - t if reverse else t
 
     def inputs_at(t):
-        return tree.pack_sequence_as(inputs, [array.read(index(t)) for array in input_arrays])
+        if differentiable:
+            flat = [array.read(index(t)) for array in sources]
+        else:
+            flat = [x[index(t)] for x in sources]
+        return tree.pack_sequence_as(inputs, flat)
 
     # The first step runs before the loop: its outputs give the output arrays' dtypes and
     # shapes, and the loop variables then have fixed shapes.
@@ -251,20 +266,38 @@ def _lstm_gates(cell, z):
 
 def _lstm_from_z(cell, z, c):
     """(h, c) after a step with pre-activations z = x W + h_{t-1} R + b and carry c."""
+    h, c, _, _ = _lstm_step_parts(cell, z, c)
+    return h, c
+
+
+def _lstm_step_parts(cell, z, c):
+    """`_lstm_from_z` with its intermediates: h, c, the gates (i, f, g, o) and
+    activation(c)."""
     i, f, g, o = _lstm_gates(cell, z)
     c = f * c + i * g
-    return o * cell.activation(c), c
+    activated_c = cell.activation(c)
+    return o * activated_c, c, (i, f, g, o), activated_c
 
 
-def _sequence(update, state, projection, mask):
-    """`update(projection_t, *state) -> new state` over the time axis of a batch-major
-    projection (B, T, ...): returns the outputs (B, T, units) (the first state entry of each
-    step) and the final state. Where `mask[:, t]` is False the state is carried unchanged (as
-    Keras's RNN layers do with a mask), so the final state is the one after each row's last
-    real step, for right-padded rows."""
-    inputs = ops.swapaxes(projection, 0, 1)  # (T, B, ...)
+def _time_major(x, time_major):
+    """x (B, T, ...) as (T, B, ...), or x itself if it is time-major already."""
+    return x if time_major else ops.swapaxes(x, 0, 1)
+
+
+def _keep_steps(mask):
+    """A (B, T) mask as the time-major (T, B, 1) bool that a step's `where` broadcasts."""
+    return None if mask is None else ops.swapaxes(ops.cast(mask, "bool"), 0, 1)[:, :, None]
+
+
+def _sequence(update, state, projection, mask, time_major=False):
+    """`update(projection_t, *state) -> new state` over the time axis of a projection
+    (B, T, ...), or (T, B, ...) with `time_major`: returns the outputs (the first state entry
+    of each step) in the projection's layout and the final state. Where `mask[:, t]` (always
+    (B, T)) is False the state is carried unchanged (as Keras's RNN layers do with a mask), so
+    the final state is the one after each row's last real step, for right-padded rows."""
+    inputs = _time_major(projection, time_major)  # (T, B, ...)
     if mask is not None:
-        inputs = (inputs, ops.swapaxes(ops.cast(mask, "bool"), 0, 1)[:, :, None])
+        inputs = (inputs, _keep_steps(mask))
 
     def body(state, inputs_t):
         if mask is None:
@@ -278,10 +311,10 @@ def _sequence(update, state, projection, mask):
         return new, new[0]
 
     state, outputs = scan_steps(body, tuple(state), inputs)
-    return ops.swapaxes(outputs, 0, 1), state
+    return _time_major(outputs, time_major), state
 
 
-def lstm_sequence(cell, params, projection, h, c, mask=None):
+def lstm_sequence(cell, params, projection, h, c, mask=None, time_major=False):
     """A `keras.layers.LSTM` over a whole sequence from its hoisted input projection.
 
     With the standard activations (sigmoid gates, tanh) on the TensorFlow backend the
@@ -290,16 +323,21 @@ def lstm_sequence(cell, params, projection, h, c, mask=None):
 
     Args:
         cell, params: as for `lstm_update`.
-        projection: (B, T, 4 units), `x @ kernel + bias` for every step (one matmul).
+        projection: (B, T, 4 units), `x @ kernel + bias` for every step (one matmul);
+            (T, B, 4 units) with `time_major`.
         h, c: (B, units) initial output and carry.
-        mask: optional (B, T) bool, True = real step; masked steps carry the state.
+        mask: optional (B, T) bool (batch-major either way), True = real step; masked steps
+            carry the state.
+        time_major: projection and outputs are (T, B, ...): a stack of layers then runs
+            without transposing each layer's input and output (and their gradients).
     Returns:
-        outputs (B, T, units), final h (B, units), final c (B, units).
+        outputs (B, T, units) ((T, B, units) with `time_major`), final h (B, units), final
+        c (B, units).
     """
     if _standard_lstm(cell):
-        return _lstm_sequence_bptt(cell, params, projection, h, c, mask)
+        return _lstm_sequence_bptt(cell, params, projection, h, c, mask, time_major)
     outputs, (h, c) = _sequence(
-        lambda x, h, c: lstm_update(cell, params, x, h, c), (h, c), projection, mask
+        lambda x, h, c: lstm_update(cell, params, x, h, c), (h, c), projection, mask, time_major
     )
     return outputs, h, c
 
@@ -312,12 +350,13 @@ def _standard_lstm(cell):
     )
 
 
-def _lstm_sequence_bptt(cell, params, projection, h0, c0, mask):
+def _lstm_sequence_bptt(cell, params, projection, h0, c0, mask, time_major):
     """`lstm_sequence` for sigmoid gates and tanh, with backpropagation through time
     written out (Hochreiter and Schmidhuber 1997; the gate order i, f, g, o of Keras).
 
     Forward, per step t: z = x_t + h_{t-1} R, i, f, o = sigmoid(z_i, z_f, z_o),
-    g = tanh(z_g), c_t = f c_{t-1} + i g, h_t = o tanh(c_t); the loop also keeps z and c_t.
+    g = tanh(z_g), c_t = f c_{t-1} + i g, h_t = o tanh(c_t); the loop also keeps c_t, the
+    gates and tanh(c_t), so that the backward recomputes none of them.
     Backward, from the last step to the first, with dh and dc the gradients reaching h_t
     and c_t:
 
@@ -334,7 +373,7 @@ def _lstm_sequence_bptt(cell, params, projection, h0, c0, mask):
     step.) A masked step carries h and c: there a_t = k_t = 0 and f is replaced by 1, so dh
     and dc pass through unchanged and dz = 0.
     """
-    keep = None if mask is None else ops.swapaxes(ops.cast(mask, "bool"), 0, 1)[:, :, None]
+    keep = _keep_steps(mask)
 
     @ops.custom_gradient
     def run(projection, h0, c0, recurrent, recurrent_t):
@@ -342,15 +381,19 @@ def _lstm_sequence_bptt(cell, params, projection, h0, c0, mask):
             h, c = state
             x, k = inputs if keep is not None else (inputs, None)
             z = x + ops.matmul(h, recurrent)
-            h_new, c_new = _lstm_from_z(cell, z, c)
+            h_new, c_new, gates, tanh_c = _lstm_step_parts(cell, z, c)
             if k is not None:
                 h_new, c_new = ops.where(k, h_new, h), ops.where(k, c_new, c)
-            return (h_new, c_new), (h_new, c_new, z)
+            return (h_new, c_new), (h_new, c_new, gates, tanh_c)
 
-        inputs = ops.swapaxes(projection, 0, 1)  # (T, B, 4 units)
+        inputs = _time_major(projection, time_major)  # (T, B, 4 units)
         inputs = inputs if keep is None else (inputs, keep)
-        (h, c), (hs, cs, zs) = scan_steps(step, (h0, c0), inputs)  # (T, B, ...)
-        outputs = ops.swapaxes(hs, 0, 1)
+        # (T, B, units) each; at a masked step hs, cs hold the carried state, the gates and
+        # tanh_c that step's unused values.
+        (h, c), (hs, cs, (i, f, g, o), tanh_c) = scan_steps(
+            step, (h0, c0), inputs, differentiable=False
+        )
+        outputs = _time_major(hs, time_major)
 
         def grad(*upstream):
             d_outputs, d_h, d_c = (
@@ -361,8 +404,6 @@ def _lstm_sequence_bptt(cell, params, projection, h0, c0, mask):
             # once, (T, B, ...).
             h_prev = ops.concatenate([h0[None], hs[:-1]], axis=0)  # h_{t-1}
             c_prev = ops.concatenate([c0[None], cs[:-1]], axis=0)  # c_{t-1}
-            i, f, g, o = _lstm_gates(cell, zs)
-            tanh_c = ops.tanh(f * c_prev + i * g)  # tanh(c_t), also where a step is masked
             a = o * (1.0 - tanh_c * tanh_c)
             k = ops.concatenate(
                 [
@@ -373,12 +414,13 @@ def _lstm_sequence_bptt(cell, params, projection, h0, c0, mask):
                 ],
                 axis=-1,
             )
-            backward = [ops.swapaxes(d_outputs, 0, 1)]
+            backward = [_time_major(d_outputs, time_major)]
+            f_back = f  # dc_{t-1} = dc~ f_back
             if keep is not None:
                 a, k = ops.where(keep, a, 0.0), ops.where(keep, k, 0.0)
-                f = ops.where(keep, f, 1.0)
+                f_back = ops.where(keep, f, 1.0)
                 backward.append(ops.cast(ops.logical_not(keep), h0.dtype))  # carry: 1
-            backward += [a, k, f]
+            backward += [a, k, f_back]
 
             def back_step(state, inputs):
                 dh, dc = state
@@ -394,40 +436,50 @@ def _lstm_sequence_bptt(cell, params, projection, h0, c0, mask):
                     dh_prev = dh_prev + dh * carry
                 return (dh_prev, dc * f_t), dz
 
-            (dh0, dc0), dz = scan_steps(back_step, (d_h, d_c), tuple(backward), reverse=True)
+            (dh0, dc0), dz = scan_steps(
+                back_step, (d_h, d_c), tuple(backward), reverse=True, differentiable=False
+            )
             units = ops.shape(h0)[-1]
             d_recurrent = ops.matmul(
                 ops.transpose(ops.reshape(h_prev, (-1, units))),
                 ops.reshape(dz, (-1, 4 * units)),
             )
-            return ops.swapaxes(dz, 0, 1), dh0, dc0, d_recurrent, None
+            return _time_major(dz, time_major), dh0, dc0, d_recurrent, None
 
         return (outputs, h, c), grad
 
     return run(projection, h0, c0, params["recurrent"], params["recurrent_t"])
 
 
-def gru_sequence(cell, params, projection, h, mask=None):
+def gru_sequence(cell, params, projection, h, mask=None, time_major=False):
     """A `keras.layers.GRU` over a whole sequence from its hoisted input projection
-    (B, T, 3 units) (see `lstm_sequence`): returns outputs (B, T, units), final h."""
+    (B, T, 3 units) ((T, B, 3 units) with `time_major`; see `lstm_sequence`): returns
+    outputs (B, T, units) (or (T, B, units)), final h."""
     outputs, (h,) = _sequence(
-        lambda x, h: (gru_update(cell, params, x, h),), (h,), projection, mask
+        lambda x, h: (gru_update(cell, params, x, h),), (h,), projection, mask, time_major
     )
     return outputs, h
 
 
-def run_rnn(layer, x, mask=None, initial_state=None, training=None):
+def run_rnn(layer, x, mask=None, initial_state=None, training=None, time_major=False):
     """A `keras.layers.GRU` or `LSTM` (built, return_sequences and return_state on, no
     dropout) over `x` (B, T, D): the layer itself where a fused kernel exists (cuDNN),
     elsewhere `gru_sequence` / `lstm_sequence` on the layer's own weights, with the input
     projection of all steps in one matmul outside the loop (Keras's CPU loop projects each
     step's input separately).
 
+    With `time_major`, `x` and the outputs are (T, B, ...) (the mask stays (B, T)): a stack
+    of layers passes its activations on without transposing them at every layer.
+
     Returns what the layer returns: (outputs, h) for a GRU, (outputs, h, c) for an LSTM;
     masked steps carry the state (right-padded rows end with their last real step's state).
     """
-    if fused_rnn_available():
-        return layer(x, mask=mask, initial_state=initial_state, training=training)
+    if fused_rnn_available():  # the Keras layers are batch-major
+        if not time_major:
+            return layer(x, mask=mask, initial_state=initial_state, training=training)
+        x = ops.swapaxes(x, 0, 1)
+        outputs, *states = layer(x, mask=mask, initial_state=initial_state, training=training)
+        return (ops.swapaxes(outputs, 0, 1), *states)
     cell = layer.cell
     if cell.dropout or cell.recurrent_dropout or layer.go_backwards:
         raise ValueError(
@@ -436,7 +488,7 @@ def run_rnn(layer, x, mask=None, initial_state=None, training=None):
             f"go_backwards={layer.go_backwards}. Apply dropout outside the layer."
         )
     dtype = x.dtype
-    batch = ops.shape(x)[0]
+    batch = ops.shape(x)[1 if time_major else 0]
     if initial_state is None:
         initial_state = [ops.zeros((batch, cell.units), dtype=dtype)]
         if isinstance(cell, keras.layers.LSTMCell):
@@ -445,10 +497,14 @@ def run_rnn(layer, x, mask=None, initial_state=None, training=None):
     if isinstance(cell, keras.layers.LSTMCell):
         params = lstm_params(cell, [x.shape[-1]], dtype)
         projection = project(x, params["kernels"][0], params["input_bias"])
-        return lstm_sequence(cell, params, projection, *initial_state, mask=mask)
+        return lstm_sequence(
+            cell, params, projection, *initial_state, mask=mask, time_major=time_major
+        )
     params = gru_params(cell, [x.shape[-1]], dtype)
     projection = project(x, params["kernels"][0], params["input_bias"])
-    return gru_sequence(cell, params, projection, initial_state[0], mask=mask)
+    return gru_sequence(
+        cell, params, projection, initial_state[0], mask=mask, time_major=time_major
+    )
 
 
 def project(x, kernel, bias=None, kernel_t=None):

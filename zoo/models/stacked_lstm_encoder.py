@@ -103,16 +103,19 @@ class StackedLSTMEncoder(keras.layers.Layer):
     def call(self, source_ids, training=None):
         source_ids = ops.cast(source_ids, "int32")
         mask = ops.not_equal(source_ids, PAD_ID)  # (B, Ts)
-        x = self.embedding(source_ids)  # (B, Ts, m)
         if self.reverse_source:
             lengths = lengths_from_mask(mask)
-            x = reverse_padded(x, lengths)  # each sentence backwards, padding at the end
+            source_ids = reverse_padded(source_ids, lengths)  # backwards, padding at the end
+        # The layers run time-major: no transposes between them, one for the memory.
+        x = self.embedding(ops.transpose(source_ids))  # (Ts, B, m)
         states = []
         for i, lstm in enumerate(self.lstms):
             if i > 0:
                 x = self.dropouts[i - 1](x, training=training)
-            x, h, c = run_rnn(lstm, x, mask, training=training)  # (B, Ts, n), (B, n), (B, n)
+            # (Ts, B, n), (B, n), (B, n)
+            x, h, c = run_rnn(lstm, x, mask, training=training, time_major=True)
             states += [h, c]
+        x = ops.swapaxes(x, 0, 1)  # (B, Ts, n)
         if self.reverse_source:
             x = reverse_padded(x, lengths)  # memory[:, j] belongs to source word j
         memory = x * ops.cast(mask, x.dtype)[:, :, None]
