@@ -13,7 +13,7 @@ import time
 
 import tqdm
 
-from zoo.data import load_corpus, make_dataset
+from zoo.data import BATCHINGS, load_corpus, make_dataset
 from zoo.text import KINDS, load_tokenizer, train_tokenizer
 
 
@@ -69,7 +69,11 @@ def parse_args(argv=None):
         help="drop pairs with more tokens on either side (default: 50)",
     )
     parser.add_argument(
-        "--no-bucketing", action="store_true", help="plain padded batches instead of length buckets"
+        "--batching",
+        choices=BATCHINGS,
+        default="pools",
+        help="make_dataset's grouping of pairs into batches: sorted pools, length buckets "
+        "(needed by --token-budget) or plain shuffled batches (default: pools)",
     )
     parser.add_argument(
         "--no-cache", action="store_true", help="tokenize again every epoch instead of caching"
@@ -116,7 +120,7 @@ def main(argv=None):
         max_length=args.max_length,
         shuffle=True,
         seed=0,
-        bucketing=not args.no_bucketing,
+        batching=args.batching,
         token_budget=args.token_budget,
         deterministic=not args.nondeterministic,
         cache=not args.no_cache,

@@ -69,9 +69,11 @@ def parse_args(argv=None):
         "--max-length", type=int, default=50, help="longest sentence in pieces (default: 50)"
     )
     p.add_argument(
-        "--no-bucketing",
-        action="store_true",
-        help="random batches (as Joey NMT) instead of length buckets of width 5",
+        "--batching",
+        choices=("pools", "buckets", "plain"),  # zoo.data.BATCHINGS
+        default="pools",
+        help="make_dataset's grouping of pairs into batches: sorted pools (its default), "
+        "length buckets of width 2, or plain shuffled batches, as Joey NMT (default: pools)",
     )
     p.add_argument(
         "--vocab-size", type=int, default=8000, help="SentencePiece vocabularies (default: 8000)"
@@ -414,7 +416,7 @@ def load_batches(args):
         max_length=args.max_length,
         shuffle=True,
         seed=args.seed,
-        bucketing=not args.no_bucketing,
+        batching=args.batching,
         drop_remainder=True,
         shuffle_buffer=5000,
     )
@@ -504,7 +506,7 @@ def main(argv=None):
     print()
     print(
         f"size={args.size} precision={args.precision} jit={args.jit} batch={args.batch_size} "
-        f"bucketing={not args.no_bucketing} vocab={args.vocab_sizes}"
+        f"batching={args.batching} vocab={args.vocab_sizes}"
     )
     columns = [
         ("preset", "preset", None),

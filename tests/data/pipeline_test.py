@@ -48,7 +48,7 @@ def test_every_pair_exactly_once_in_order_without_shuffle(small_corpus, tokenize
     src_tok, tgt_tok = tokenizer_pair
     dataset = make_dataset(
         small_corpus.source, small_corpus.target, src_tok, tgt_tok,
-        batch_size=50, max_length=None, shuffle=False, bucketing=False,
+        batch_size=50, max_length=None, shuffle=False, batching="plain",
     )  # fmt: skip
     x_ref = encode_source(src_tok, small_corpus.source).numpy()
     y_in_ref, y_out_ref = (t.numpy() for t in encode_target(tgt_tok, small_corpus.target))
@@ -84,12 +84,91 @@ def test_seeded_shuffle_is_deterministic(small_corpus, tokenizer_pair):
     assert a != first_epoch(2)
 
 
+def _rows(batches):
+    """Every (source, target in, target out) row of the batches, unpadded, in order."""
+    return [
+        (tuple(_unpad(x)), tuple(_unpad(yi)), tuple(_unpad(yo)))
+        for b in batches
+        for x, yi, yo in zip(*b, strict=True)
+    ]
+
+
+def test_sorted_pools_match_a_numpy_stable_sort_of_each_pool(small_corpus, tokenizer_pair):
+    """Without shuffling, batching="pools" is the corpus cut into pools of 8 batches, each
+    sorted by (target length, source length) with ties in corpus order, then cut into
+    batches: checked against that computed in NumPy from the plain batches' rows."""
+    src_tok, tgt_tok = tokenizer_pair
+    kwargs = dict(batch_size=16, max_length=None, shuffle=False)
+    plain = _rows(_batches(small_corpus.dataset(src_tok, tgt_tok, batching="plain", **kwargs)))
+    dataset = small_corpus.dataset(src_tok, tgt_tok, batching="pools", pool_batches=8, **kwargs)
+    batches = _batches(dataset)
+    want = []
+    for start in range(0, len(plain), 8 * 16):
+        pool = plain[start : start + 8 * 16]
+        key = [len(yi) * 1000 + len(x) for x, yi, _ in pool]
+        want += [pool[i] for i in np.argsort(key, kind="stable")]
+    assert _rows(batches) == want
+    # 600 pairs: 37 batches of 16 and a last one of 8, which is all len() counts
+    assert [b[0].shape[0] for b in batches] == [16] * 37 + [8]
+    assert len(dataset) == 38
+    for x, y_in, _ in batches:  # tight padding on both sides
+        assert (x[:, -1] != PAD_ID).any() and (y_in[:, -1] != PAD_ID).any()
+
+
+def test_sorted_pools_pad_less_than_plain_batches(small_corpus, tokenizer_pair):
+    src_tok, tgt_tok = tokenizer_pair
+
+    def real_share(batching):
+        dataset = small_corpus.dataset(
+            src_tok, tgt_tok, batch_size=16, max_length=None, batching=batching
+        )
+        batches = _batches(dataset)
+        return [
+            sum((b[i] != PAD_ID).sum() for b in batches) / sum(b[i].size for b in batches)
+            for i in (0, 2)  # source, target out
+        ]
+
+    pools, plain = real_share("pools"), real_share("plain")
+    assert pools[1] > 0.95 > plain[1]  # the whole 600-pair corpus is one pool
+    assert pools[0] > plain[0]
+
+
+@pytest.mark.parametrize("drop_remainder", [False, True])
+def test_sorted_pools_shuffle_every_pair_once_per_epoch(
+    small_corpus, tokenizer_pair, drop_remainder
+):
+    src_tok, tgt_tok = tokenizer_pair
+    kwargs = dict(batch_size=16, max_length=None, batching="pools", pool_batches=4)
+    plain = _rows(_batches(small_corpus.dataset(src_tok, tgt_tok, shuffle=False, **kwargs)))
+    dataset = small_corpus.dataset(
+        src_tok, tgt_tok, seed=3, drop_remainder=drop_remainder, **kwargs
+    )
+    first, second = _batches(dataset), _batches(dataset)
+    assert len(first) == len(dataset) == (37 if drop_remainder else 38)
+    for epoch in (first, second):
+        sizes = [b[0].shape[0] for b in epoch]
+        assert sizes.count(16) == 37 and len(sizes) == len(dataset)
+        if drop_remainder:
+            assert sorted(_rows(epoch)) != sorted(plain)  # 8 pairs left out
+            assert set(_rows(epoch)) <= set(plain)
+        else:
+            assert sorted(_rows(epoch)) == sorted(plain)
+    assert _rows(first) != _rows(second)  # reshuffled each epoch
+    # the batches' order is shuffled too: unshuffled, each pool's 4 come shortest first
+    widths = [b[1].shape[1] for b in first]
+    pools = [widths[i : i + 4] for i in range(0, len(widths), 4)]
+    assert any(pool != sorted(pool) for pool in pools)
+    again = small_corpus.dataset(src_tok, tgt_tok, seed=3, drop_remainder=drop_remainder, **kwargs)
+    assert _rows(_batches(again)) == _rows(first)  # the same seed, the same batches
+
+
 @pytest.mark.parametrize("token_budget", [None, 300])
 def test_bucketing_cardinality_is_exact(small_corpus, tokenizer_pair, token_budget):
     src_tok, tgt_tok = tokenizer_pair
     dataset = small_corpus.dataset(
-        src_tok, tgt_tok, batch_size=32, max_length=None, token_budget=token_budget, bucket_width=4
-    )
+        src_tok, tgt_tok, batch_size=32, max_length=None, token_budget=token_budget,
+        batching="buckets", bucket_width=4,
+    )  # fmt: skip
     batches = _batches(dataset)
     assert len(batches) == len(dataset)
     assert sum(b[0].shape[0] for b in batches) == 600
@@ -106,8 +185,11 @@ def test_bad_arguments(tokenizer_pair):
     src_tok, tgt_tok = tokenizer_pair
     with pytest.raises(ValueError, match="2 items but target_sentences has 1"):
         make_dataset(["a", "b"], ["c"], src_tok, tgt_tok)
-    with pytest.raises(ValueError, match="bucketing=True"):
-        make_dataset(["a"], ["c"], src_tok, tgt_tok, bucketing=False, token_budget=100)
+    for batching in ("plain", "pools"):
+        with pytest.raises(ValueError, match=f"batching='buckets'.*received batching='{batching}'"):
+            make_dataset(["a"], ["c"], src_tok, tgt_tok, batching=batching, token_budget=100)
+    with pytest.raises(ValueError, match="batching must be one of 'pools', .*received 'bucket'"):
+        make_dataset(["a"], ["c"], src_tok, tgt_tok, batching="bucket")
     with pytest.raises(ValueError, match="no pair left"):
         make_dataset(["a b c d e f"], ["c d e f g h"], src_tok, tgt_tok, max_length=1)
 
@@ -115,6 +197,7 @@ def test_bad_arguments(tokenizer_pair):
 @pytest.mark.parametrize(
     "option",
     [{"batch_size": 2.5}, {"batch_size": 0}, {"bucket_width": 1.5}, {"max_length": True},
+     {"pool_batches": 0},
      {"token_budget": 99.9}, {"shuffle_buffer": -1}],
 )  # fmt: skip
 def test_sizes_must_be_positive_ints_never_truncated(tokenizer_pair, option):

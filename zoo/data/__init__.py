@@ -9,6 +9,7 @@ from zoo.data.corpus import Corpus, load_corpus
 from zoo.data.errors import MissingDataError
 from zoo.data.paths import cache_dir, data_dir
 from zoo.data.pipeline import (
+    BATCHINGS,
     encode_source,
     encode_target,
     make_dataset,
@@ -18,6 +19,7 @@ from zoo.data.pipeline import (
 from zoo.data.splits import assign_splits
 
 __all__ = [
+    "BATCHINGS",
     "Corpus",
     "MissingDataError",
     "assign_splits",

@@ -160,7 +160,7 @@ def evaluate_and_report(
         batch_size=batch_size,
         max_length=None,
         shuffle=False,
-        bucketing=False,
+        batching="plain",
     )
     test_metrics = training.evaluate(model, test_ds, verbose=int(say.enabled))
     say(

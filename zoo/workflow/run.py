@@ -275,7 +275,7 @@ def _run(build_model, args, strategy, chief, say, started, limit):
             return first_epoch
         return dataset(train, max_length=train_length, shuffle=True, seed=args.seed + epoch)
 
-    val_data = dataset(val, max_length=limit, shuffle=False, bucketing=False)
+    val_data = dataset(val, max_length=limit, shuffle=False, batching="plain")
     steps_per_epoch = len(first_epoch)
 
     with strategy.scope():
