@@ -11,6 +11,7 @@ import argparse
 import math
 import os
 
+from zoo.data import BATCHINGS
 from zoo.models import SIZES, preset_arguments
 from zoo.text import KINDS
 from zoo.training import PRECISIONS, STRATEGIES
@@ -156,6 +157,21 @@ def make_parser(recipe, family, description=None, switches=None):
         default=50,
         help="drop training pairs with more tokens than this on either side (default: 50, "
         "as in Luong et al.)",
+    )
+    data.add_argument(
+        "--batching",
+        choices=BATCHINGS,
+        default="pools",
+        help="how training pairs are grouped into batches to cut padding: pools of "
+        "--pool-batches batches sorted by (target, source) length, their batches shuffled "
+        "(as fairseq, OpenNMT-py); length buckets of width 2; or plain shuffled batches "
+        "(default: pools)",
+    )
+    data.add_argument(
+        "--pool-batches",
+        type=positive_int,
+        default=1024,
+        help="batches per sorted pool with --batching pools; larger pools pad less (default: 1024)",
     )
     data.add_argument(
         "--train-limit",

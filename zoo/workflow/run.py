@@ -268,12 +268,21 @@ def _run(build_model, args, strategy, chief, say, started, limit):
         )
 
     train_length = min(args.max_length, limit) if limit else args.max_length
-    first_epoch = dataset(train, max_length=train_length, shuffle=True, seed=args.seed)
 
-    def train_data(epoch):  # seeded per epoch: a resumed run sees the same batches
-        if epoch == 0:
-            return first_epoch
-        return dataset(train, max_length=train_length, shuffle=True, seed=args.seed + epoch)
+    def epoch_data(epoch):  # seeded per epoch: a resumed run sees the same batches
+        return dataset(
+            train,
+            max_length=train_length,
+            shuffle=True,
+            seed=args.seed + epoch,
+            batching=args.batching,
+            pool_batches=args.pool_batches,
+        )
+
+    first_epoch = epoch_data(0)
+
+    def train_data(epoch):
+        return first_epoch if epoch == 0 else epoch_data(epoch)
 
     val_data = dataset(val, max_length=limit, shuffle=False, batching="plain")
     steps_per_epoch = len(first_epoch)
