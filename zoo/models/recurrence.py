@@ -280,7 +280,9 @@ def _lstm_step_parts(cell, z, c):
 
 
 def _time_major(x, time_major):
-    """x (B, T, ...) as (T, B, ...), or x itself if it is time-major already."""
+    """x with its first two axes swapped, unless `time_major` says it is laid out as the
+    loops want it already: (B, T, ...) into (T, B, ...), and the loops' (T, B, ...) results
+    back into the caller's layout."""
     return x if time_major else ops.swapaxes(x, 0, 1)
 
 
