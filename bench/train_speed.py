@@ -5,8 +5,9 @@ For each preset (built at `--size` with 8k SentencePiece vocabularies, the peer'
 Adam with global-norm clipping 1.0 as the peer trains, in `zoo`'s `FusedAdam`) in steady
 state after warm-up, the process's peak RSS, the analytic forward+backward FLOPs per target
 token and the model-FLOP utilisation against this machine's fp32 matmul rate, measured in
-the same process right after the preset. Every preset runs in its own process (clean memory peak, own precision
-policy). Tokens are real target tokens (END included, padding excluded), as Joey NMT counts.
+the same process right after the preset. Every preset runs in its own process (clean memory
+peak, own precision policy). Tokens are real target tokens (END included, padding
+excluded), as Joey NMT counts.
 
     python bench/train_speed.py                      # 3 presets, base, 2.5 min on 2 cores
     python bench/train_speed.py --presets luong_global_general:nofeed --steps 10 --jit

@@ -254,26 +254,16 @@ def lstm_update(cell, params, x_projection, h, c):
         (h, c) new output and carry: i, f, g, o gates as in Keras's fused implementation.
     """
     z = x_projection + matmul_pretransposed(h, params["recurrent"], params["recurrent_t"])
-    return _lstm_from_z(cell, z, c)
-
-
-def _lstm_gates(cell, z):
-    """The gates i, f, g, o (each (..., units)) from the pre-activations z (..., 4 units)."""
-    z_i, z_f, z_g, z_o = ops.split(z, 4, axis=-1)
-    act, gate = cell.activation, cell.recurrent_activation
-    return gate(z_i), gate(z_f), act(z_g), gate(z_o)
-
-
-def _lstm_from_z(cell, z, c):
-    """(h, c) after a step with pre-activations z = x W + h_{t-1} R + b and carry c."""
     h, c, _, _ = _lstm_step_parts(cell, z, c)
     return h, c
 
 
 def _lstm_step_parts(cell, z, c):
-    """`_lstm_from_z` with its intermediates: h, c, the gates (i, f, g, o) and
-    activation(c)."""
-    i, f, g, o = _lstm_gates(cell, z)
+    """One LSTM step from its pre-activations z = x W + h_{t-1} R + b (..., 4 units) and
+    carry c: h, c, the gates (i, f, g, o) and activation(c), each (..., units)."""
+    z_i, z_f, z_g, z_o = ops.split(z, 4, axis=-1)
+    act, gate = cell.activation, cell.recurrent_activation
+    i, f, g, o = gate(z_i), gate(z_f), act(z_g), gate(z_o)
     c = f * c + i * g
     activated_c = cell.activation(c)
     return o * activated_c, c, (i, f, g, o), activated_c
@@ -370,9 +360,9 @@ def _lstm_sequence_bptt(cell, params, projection, h0, c0, mask, time_major):
     a_t and k_t do not depend on the gradients: they are computed for all steps at once
     before the backward loop, which keeps one product and six element-wise ops per step
     (eight with a mask). After the loop dR = sum_t h_{t-1}^T dz_t is one (units, T B) by
-    (T B, 4 units) product, and d projection = dz. (Autodiff through `lstm_update` instead runs every intermediate of
-    the step backwards, per step, and accumulates dR with one small product and one sum per
-    step.) A masked step carries h and c: there a_t = k_t = 0 and f is replaced by 1, so dh
+    (T B, 4 units) product, and d projection = dz. (Autodiff through `lstm_update` instead
+    runs every intermediate of the step backwards, per step, and accumulates dR with one
+    small product and one sum per step.) A masked step carries h and c: there a_t = k_t = 0 and f is replaced by 1, so dh
     and dc pass through unchanged and dz = 0.
     """
     keep = _keep_steps(mask)
