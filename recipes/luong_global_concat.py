@@ -38,7 +38,7 @@ def build_model(args, source_vocab_size, target_vocab_size):
         init_scale=hp["init_scale"],
         name="encoder",
     )
-    attention = LuongAttention(score="concat", name="attention")
+    attention = LuongAttention(score="concat", init_scale=hp["init_scale"], name="attention")
     decoder = LuongDecoder(
         target_vocab_size,
         hp["embedding_dim"],

@@ -42,7 +42,9 @@ def build_model(args, source_vocab_size, target_vocab_size):
         name="encoder",
     )
     # W_a has one row per source position: sources longer than max_length cannot be read.
-    attention = LuongAttention(score="location", max_length=hp["max_length"], name="attention")
+    attention = LuongAttention(
+        score="location", max_length=hp["max_length"], init_scale=hp["init_scale"], name="attention"
+    )
     decoder = LuongDecoder(
         target_vocab_size,
         hp["embedding_dim"],

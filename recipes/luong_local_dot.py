@@ -42,7 +42,13 @@ def build_model(args, source_vocab_size, target_vocab_size):
         init_scale=hp["init_scale"],
         name="encoder",
     )
-    attention = LocalAttention(window=hp["window"], mode=args.mode, score="dot", name="attention")
+    attention = LocalAttention(
+        window=hp["window"],
+        mode=args.mode,
+        score="dot",
+        init_scale=hp["init_scale"],
+        name="attention",
+    )
     decoder = LuongDecoder(
         target_vocab_size,
         hp["embedding_dim"],

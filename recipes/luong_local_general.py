@@ -43,7 +43,11 @@ def build_model(args, source_vocab_size, target_vocab_size):
         name="encoder",
     )
     attention = LocalAttention(
-        window=hp["window"], mode=args.mode, score="general", name="attention"
+        window=hp["window"],
+        mode=args.mode,
+        score="general",
+        init_scale=hp["init_scale"],
+        name="attention",
     )
     decoder = LuongDecoder(
         target_vocab_size,

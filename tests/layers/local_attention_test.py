@@ -293,3 +293,22 @@ def test_wrong_mask_length_raises():
     q, m, _ = inputs("general", 0)
     with pytest.raises(ValueError, match="mask"):
         LocalAttention(mode="predictive")(q, m, mask=np.ones((B, TS + 1), bool))
+
+
+@pytest.mark.parametrize("score", SCORES)
+def test_init_scale_draws_every_weight_uniformly_within_it(score):
+    q, m, mask = inputs(score, 8)
+    kwargs = kwargs_for("predictive", score)
+    layer = LocalAttention(**kwargs, init_scale=0.05)
+    layer(q, m, mask=mask)
+    weights = ref.weights_by_name(layer)
+    assert set(weights) >= {"W_p", "v_p"}
+    for name, value in weights.items():
+        assert np.abs(value).max() <= 0.05, name
+    # Glorot at the default: W_p (5, 6) draws from [-0.74, 0.74], far past 0.05.
+    default = LocalAttention(**kwargs)
+    default(q, m, mask=mask)
+    assert np.abs(ref.weights_by_name(default)["W_p"]).max() > 0.1
+    assert LocalAttention.from_config(layer.get_config()).scorer.init_scale == 0.05
+    with pytest.raises(ValueError, match="init_scale must be >= 0"):
+        LocalAttention(**kwargs, init_scale=-0.1)

@@ -132,3 +132,20 @@ def test_errors():
         )
     with pytest.raises(ValueError, match="prev_ids"):
         decoder.step(np.ones((1, 1), "int32"), (), {})
+
+
+@pytest.mark.parametrize("input_feeding", [True, False])
+def test_one_layer_dropout_reaches_embeddings_and_the_attentional_vector(toy_batch, input_feeding):
+    # With one LSTM layer there is no between-layer connection: dropout still acts (on E y
+    # and on h~ before W_s, Zaremba et al.) in training, and never at inference.
+    source, target = toy_batch
+    model = build("luong_global_general", "tiny", 20, 17, num_layers=1, dropout=0.5,
+                  input_feeding=input_feeding)  # fmt: skip
+    inputs = {"source_ids": source, "target_ids": target}
+    inference = np.asarray(model(inputs, training=False))
+    np.testing.assert_array_equal(inference, np.asarray(model(inputs, training=False)))
+    assert np.abs(np.asarray(model(inputs, training=True)) - inference).max() > 1e-4
+    encoder, decoder = model.get_layer("encoder"), model.get_layer("decoder")
+    assert [d.name for d in encoder.dropouts] == ["dropout_0"]
+    assert [d.name for d in decoder.dropouts] == ["dropout_0"]
+    assert decoder.output_dropout.rate == 0.5

@@ -5,6 +5,7 @@ from keras import ops
 
 from zoo.checks import check_int
 from zoo.layers.attention_base import AttentionBase, masked_softmax
+from zoo.layers.initializers import uniform_or_default
 from zoo.layers.luong_attention import LuongAttention
 
 MODES = ("monotonic", "predictive")
@@ -33,6 +34,9 @@ class LocalAttention(AttentionBase):
         mode: "predictive" (local-p) or "monotonic" (local-m).
         score: "dot", "general" or "concat".
         units: hidden size of `W_p` and of the "concat" score; defaults to the query size.
+        init_scale: > 0 draws `W_p`, `v_p` and the score's weights uniformly in
+            [-init_scale, init_scale] (Luong et al. 2015 §4.1: 0.1); 0 keeps Glorot for the
+            matrices and uniform in [-0.1, 0.1] for `v_p`.
 
     Weights: `W_p (Dq, units)`, `v_p (units,)` (local-p only), and those of the score,
     held by a `LuongAttention` sublayer named "score" (`W_a`, `v_a`).
@@ -51,7 +55,9 @@ class LocalAttention(AttentionBase):
     [3, 5]
     """
 
-    def __init__(self, window=10, mode="predictive", score="general", units=None, **kwargs):
+    def __init__(
+        self, window=10, mode="predictive", score="general", units=None, init_scale=0.0, **kwargs
+    ):
         super().__init__(**kwargs)
         if mode not in MODES:
             raise ValueError(f"LocalAttention mode must be one of {MODES}; received {mode!r}.")
@@ -63,9 +69,12 @@ class LocalAttention(AttentionBase):
         self.mode = mode
         self.score = score
         self.units = check_int("LocalAttention", "units", units, allow_none=True)
+        self.init_scale = float(init_scale)
+        uniform_or_default(self.init_scale, None)  # validates init_scale
         self.scorer = LuongAttention(  # units sizes W_p (local-p) and the concat score
             score=score,
             units=units if score == "concat" else None,
+            init_scale=self.init_scale,
             dtype=self.dtype_policy,
             name="score",
         )
@@ -76,10 +85,16 @@ class LocalAttention(AttentionBase):
         if self.mode == "predictive":
             units = self.units or query_shape[-1]
             self.W_p = self.add_weight(
-                name="W_p", shape=(query_shape[-1], units), initializer="glorot_uniform"
+                name="W_p",
+                shape=(query_shape[-1], units),
+                initializer=uniform_or_default(self.init_scale, "glorot_uniform"),
             )
             self.v_p = self.add_weight(
-                name="v_p", shape=(units,), initializer=keras.initializers.RandomUniform(-0.1, 0.1)
+                name="v_p",
+                shape=(units,),
+                initializer=uniform_or_default(
+                    self.init_scale, keras.initializers.RandomUniform(-0.1, 0.1)
+                ),
             )
 
     def compute_keys(self, memory):
@@ -147,4 +162,5 @@ class LocalAttention(AttentionBase):
             "mode": self.mode,
             "score": self.score,
             "units": self.units,
+            "init_scale": self.init_scale,
         }

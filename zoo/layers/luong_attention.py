@@ -5,6 +5,7 @@ from keras import ops
 
 from zoo.checks import check_int
 from zoo.layers.attention_base import AttentionBase, masked_softmax
+from zoo.layers.initializers import uniform_or_default
 
 SCORES = ("dot", "general", "concat", "location")
 
@@ -36,6 +37,9 @@ class LuongAttention(AttentionBase):
             with the other scores).
         max_length: longest source the "location" score can address (its output size);
             required by "location", an error with the other scores.
+        init_scale: > 0 draws every weight uniformly in [-init_scale, init_scale] (Luong
+            et al. 2015 §4.1: 0.1 for all parameters); 0 keeps Glorot for `W_a` and
+            uniform in [-0.1, 0.1] for `v_a`.
 
     Weights: "general" `W_a (Dq, Dm)`; "concat" `W_a (Dq + Dm, units)`, `v_a (units,)`;
     "location" `W_a (Dq, max_length)`; "dot" none.
@@ -53,7 +57,7 @@ class LuongAttention(AttentionBase):
     ((2, 3, 6), (2, 3, 5))
     """
 
-    def __init__(self, score="general", units=None, max_length=None, **kwargs):
+    def __init__(self, score="general", units=None, max_length=None, init_scale=0.0, **kwargs):
         super().__init__(**kwargs)
         if score not in SCORES:
             raise ValueError(f"LuongAttention score must be one of {SCORES}; received {score!r}.")
@@ -77,11 +81,13 @@ class LuongAttention(AttentionBase):
         self.score = score
         self.units = units
         self.max_length = max_length
+        self.init_scale = float(init_scale)
+        uniform_or_default(self.init_scale, None)  # validates init_scale
 
     def build(self, query_shape, memory_shape):
         self._check_ranks(query_shape, memory_shape)
         query_dim, memory_dim = query_shape[-1], memory_shape[-1]
-        init = keras.initializers.GlorotUniform()
+        init = uniform_or_default(self.init_scale, "glorot_uniform")
         if self.score == "dot" and query_dim != memory_dim:
             raise ValueError(
                 "LuongAttention(score='dot') needs query and memory of equal size; received "
@@ -95,7 +101,11 @@ class LuongAttention(AttentionBase):
                 name="W_a", shape=(query_dim + memory_dim, units), initializer=init
             )
             self.v_a = self.add_weight(
-                name="v_a", shape=(units,), initializer=keras.initializers.RandomUniform(-0.1, 0.1)
+                name="v_a",
+                shape=(units,),
+                initializer=uniform_or_default(
+                    self.init_scale, keras.initializers.RandomUniform(-0.1, 0.1)
+                ),
             )
         elif self.score == "location":
             self.W_a = self.add_weight(
@@ -148,4 +158,5 @@ class LuongAttention(AttentionBase):
             "score": self.score,
             "units": self.units,
             "max_length": self.max_length,
+            "init_scale": self.init_scale,
         }

@@ -8,7 +8,12 @@ Luong et al. (2015), and `build(name, size, ...)` for the papers' presets.
 
 from zoo.models.bahdanau_decoder import BahdanauDecoder
 from zoo.models.bidirectional_gru_encoder import BidirectionalGRUEncoder
-from zoo.models.build import build_bahdanau_rnnencdec, build_bahdanau_rnnsearch, build_luong
+from zoo.models.build import (
+    build_bahdanau_rnnencdec,
+    build_bahdanau_rnnsearch,
+    build_luong,
+    model_dropout,
+)
 from zoo.models.decoder_base import DecoderBase
 from zoo.models.gru_encoder import GRUEncoder
 from zoo.models.luong_decoder import LuongDecoder
@@ -19,6 +24,7 @@ from zoo.models.rnn_enc_dec_decoder import RNNEncDecDecoder
 from zoo.models.stacked_lstm_encoder import StackedLSTMEncoder
 
 __all__ = [
+    "model_dropout",
     "BahdanauDecoder",
     "BidirectionalGRUEncoder",
     "DecoderBase",

@@ -19,6 +19,15 @@ from zoo.models.stacked_lstm_encoder import StackedLSTMEncoder
 LUONG_ATTENTIONS = ("none", "global", "local_m", "local_p")
 
 
+def model_dropout(model):
+    """The dropout rate of a translation model: its "encoder" layer's `dropout` (0.0 when
+    it has none, or no layer of that name)."""
+    try:
+        return float(getattr(model.get_layer("encoder"), "dropout", 0.0) or 0.0)
+    except ValueError:
+        return 0.0
+
+
 def _inputs():
     source_ids = keras.Input(shape=(None,), dtype="int32", name="source_ids")
     target_ids = keras.Input(shape=(None,), dtype="int32", name="target_ids")
@@ -87,7 +96,7 @@ def build_bahdanau_rnnencdec(
     return _model(encoder, decoder, name)
 
 
-def luong_attention_layer(attention, score, window, max_length):
+def luong_attention_layer(attention, score, window, max_length, init_scale=0.0):
     """The attention layer of a Luong configuration (None for attention="none")."""
     if attention not in LUONG_ATTENTIONS:
         raise ValueError(f"attention must be one of {LUONG_ATTENTIONS}, got {attention!r}.")
@@ -95,10 +104,15 @@ def luong_attention_layer(attention, score, window, max_length):
         return None
     if attention == "global":
         return LuongAttention(
-            score=score, max_length=max_length if score == "location" else None, name="attention"
+            score=score,
+            max_length=max_length if score == "location" else None,
+            init_scale=init_scale,
+            name="attention",
         )
     mode = "monotonic" if attention == "local_m" else "predictive"
-    return LocalAttention(window=window, mode=mode, score=score, name="attention")
+    return LocalAttention(
+        window=window, mode=mode, score=score, init_scale=init_scale, name="attention"
+    )
 
 
 def build_luong(
@@ -138,7 +152,7 @@ def build_luong(
         units,
         num_layers=num_layers,
         dropout=dropout,
-        attention=luong_attention_layer(attention, score, window, max_length),
+        attention=luong_attention_layer(attention, score, window, max_length, init_scale),
         input_feeding=input_feeding,
         init_scale=init_scale,
         name="decoder",

@@ -5,8 +5,8 @@ from keras import ops
 
 from zoo.checks import check_int, check_rate
 from zoo.layers import AttentionBase, LocalAttention
+from zoo.layers.initializers import uniform_or_default
 from zoo.models.decoder_base import DecoderBase
-from zoo.models.initializers import uniform_or_default
 from zoo.models.recurrence import (
     fused_rnn_available,
     lstm_params,
@@ -22,11 +22,16 @@ class LuongDecoder(DecoderBase):
 
     At target step t (0-based), with the L-layer LSTM stack and the top layer's state h_t:
 
-        x_t   = [E y_{t-1}; h~_{t-1}] with input feeding (§3.3, fig. 4), else E y_{t-1}
+        x_t   = [drop(E y_{t-1}); h~_{t-1}] with input feeding (§3.3, fig. 4), else drop(E y_{t-1})
         h_t   = LSTM stack(x_t, states_{t-1})             (§2, dropout between layers)
         c_t, a_t = attention(h_t, h_bar)                  (§3.1 global / §3.2 local, eq. 7-11)
         h~_t  = tanh(W_c [c_t; h_t])                       (eq. 5)
-        logits_t = W_s h~_t                                (eq. 6)
+        logits_t = W_s drop(h~_t)                          (eq. 6)
+
+    `drop` is dropout at rate `dropout` in training: on every non-recurrent connection
+    (Zaremba et al. 2015, which Luong et al. §4.1 follow), i.e. the embeddings' output, the
+    input of layers 2..L and h~_t before the softmax; h~_{t-1} is fed to the next step
+    without it.
 
     With `attention=None` this is the attention-free base system of Table 1
     (logits_t = W_s h_t, §2 eq. 4). The initial LSTM states are the encoder's final states
@@ -44,7 +49,7 @@ class LuongDecoder(DecoderBase):
         embedding_dim: target word embedding size.
         units: LSTM units per layer (also the size of h~_t).
         num_layers: 1 to 4; must equal the encoder's.
-        dropout: rate between LSTM layers, in [0, 1).
+        dropout: rate on the embeddings, between LSTM layers and on h~ before W_s, in [0, 1).
         attention: a `zoo.layers` attention layer (`LuongAttention`, `LocalAttention`, ...)
             or None for no attention.
         input_feeding: feed h~_{t-1} to the first layer (needs attention).
@@ -122,10 +127,14 @@ class LuongDecoder(DecoderBase):
             )
             for i in range(num_layers)
         ]
+        # dropouts[0] on E y (layer 1's input), dropouts[i] on layer i+1's input.
         self.dropouts = [
-            keras.layers.Dropout(self.dropout, dtype=policy, name=f"dropout_{i + 1}")
-            for i in range(num_layers - 1)
+            keras.layers.Dropout(self.dropout, dtype=policy, name=f"dropout_{i}")
+            for i in range(num_layers)
         ]
+        self.output_dropout = keras.layers.Dropout(
+            self.dropout, dtype=policy, name="output_dropout"
+        )
         if attention is not None:
             self.W_c = keras.layers.Dense(
                 units,
@@ -208,8 +217,8 @@ class LuongDecoder(DecoderBase):
         return params
 
     def _step_inputs(self, ids, params, training=None):
-        """The first LSTM layer's input projection of E y: E y @ K_E + b (B, [Tt,] 4 units)."""
-        embedded = self.embedding(ids)  # E y_{t-1}
+        """The first LSTM layer's input projection of drop(E y): (B, [Tt,] 4 units)."""
+        embedded = self.dropouts[0](self.embedding(ids), training=training)  # E y_{t-1}
         lstm = params["lstm_1"]
         return (project(embedded, lstm["kernels"][0], lstm["input_bias"]),)
 
@@ -226,7 +235,7 @@ class LuongDecoder(DecoderBase):
             h, c = layer_states[2 * i], layer_states[2 * i + 1]
             layer = params[f"lstm_{i + 1}"]
             if i > 0:
-                x = self.dropouts[i - 1](x, training=training)
+                x = self.dropouts[i](x, training=training)
                 projection = project(
                     x, layer["kernels"][0], layer["input_bias"], kernel_t=layer["kernels_t"][0]
                 )
@@ -242,7 +251,7 @@ class LuongDecoder(DecoderBase):
 
     def _readout(self, inputs, features, cache, training=None):
         (attentional,) = features
-        return self.W_s(attentional)  # (..., V)
+        return self.W_s(self.output_dropout(attentional, training=training))  # (..., V)
 
     def _lstm_sequence(self, i, params, projection, h, c):
         """Layer i+1 of the stack over a whole sequence, from its time-major input
@@ -263,20 +272,19 @@ class LuongDecoder(DecoderBase):
         if fused_rnn_available():  # cuDNN: the Keras LSTM layers over the whole sequence
             x = self.embedding(ops.cast(target_ids, "int32"))  # (B, Tt, m)
             for i, lstm in enumerate(self.lstms):
-                if i > 0:
-                    x = self.dropouts[i - 1](x, training=training)
+                x = self.dropouts[i](x, training=training)
                 initial = [cache[f"h_{i + 1}"], cache[f"c_{i + 1}"]]
                 x, _, _ = lstm(x, initial_state=initial, training=training)  # (B, Tt, units)
             return self._attentional_readout(x, cache, training)
         # The layers run time-major (no transposes between them); attention batch-major.
         params = self.loop_params()
         ids = ops.transpose(ops.cast(target_ids, "int32"))  # (Tt, B)
-        (projection,) = self._step_inputs(ids, params)  # (Tt, B, 4 units)
+        (projection,) = self._step_inputs(ids, params, training)  # (Tt, B, 4 units)
         x = None
         for i in range(self.num_layers):
             if i > 0:
                 layer = params[f"lstm_{i + 1}"]
-                x = self.dropouts[i - 1](x, training=training)
+                x = self.dropouts[i](x, training=training)
                 projection = project(x, layer["kernels"][0], layer["input_bias"])
             h, c = (ops.cast(cache[f"{k}_{i + 1}"], self.compute_dtype) for k in "hc")
             x = self._lstm_sequence(i, params, projection, h, c)  # (Tt, B, units)

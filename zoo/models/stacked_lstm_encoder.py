@@ -5,8 +5,8 @@ from keras import ops
 
 from zoo.checks import check_int, check_rate
 from zoo.constants import PAD_ID
+from zoo.layers.initializers import uniform_or_default
 from zoo.models.checks import check_ids_rank
-from zoo.models.initializers import uniform_or_default
 from zoo.models.recurrence import run_rnn
 from zoo.models.reversal import lengths_from_mask, reverse_padded
 
@@ -19,15 +19,16 @@ class StackedLSTMEncoder(keras.layers.Layer):
     With `reverse_source=True` each sentence is reversed within its own length before the
     LSTMs read it (Sutskever et al. 2014), and the top layer's outputs are reversed back, so
     that memory[:, j] is always the state at source word j (what local attention's positions
-    and the attention plots assume). Dropout is applied between layers (to the input of
-    layers 2..L, the non-recurrent connections of Zaremba et al. 2015).
+    and the attention plots assume). Dropout is applied to every non-recurrent connection
+    (Zaremba et al. 2015, which Luong et al. §4.1 follow): the embeddings' output (the input
+    of layer 1) and the input of layers 2..L.
 
     Args:
         vocab_size: source vocabulary size (0 = padding).
         embedding_dim: size of the source word embeddings.
         units: LSTM units per layer.
         num_layers: 1 to 4 stacked layers.
-        dropout: dropout rate between layers, in [0, 1).
+        dropout: dropout rate on the embeddings and between layers, in [0, 1).
         reverse_source: read each sentence backwards (within its length).
         init_scale: > 0 draws embeddings and LSTM kernels uniformly in [-init_scale,
             init_scale] (the paper: 0.1); 0 keeps the Keras defaults.
@@ -87,9 +88,10 @@ class StackedLSTMEncoder(keras.layers.Layer):
             )
             for i in range(num_layers)
         ]
+        # dropouts[0] on the embeddings (layer 1's input), dropouts[i] on layer i+1's input.
         self.dropouts = [
-            keras.layers.Dropout(self.dropout, dtype=self.dtype_policy, name=f"dropout_{i + 1}")
-            for i in range(num_layers - 1)
+            keras.layers.Dropout(self.dropout, dtype=self.dtype_policy, name=f"dropout_{i}")
+            for i in range(num_layers)
         ]
 
     def build(self, source_ids_shape):
@@ -110,8 +112,7 @@ class StackedLSTMEncoder(keras.layers.Layer):
         x = self.embedding(ops.transpose(source_ids))  # (Ts, B, m)
         states = []
         for i, lstm in enumerate(self.lstms):
-            if i > 0:
-                x = self.dropouts[i - 1](x, training=training)
+            x = self.dropouts[i](x, training=training)
             # (Ts, B, n), (B, n), (B, n)
             x, h, c = run_rnn(lstm, x, mask, training=training, time_major=True)
             states += [h, c]

@@ -1,4 +1,4 @@
-"""Initializer choice shared by the Luong models (uniform in [-s, s], Luong et al. 2015 §4.1)."""
+"""Initializer choice shared by the Luong attention layers and models (uniform in [-s, s], Luong et al. 2015 §4.1)."""
 
 import keras
 
