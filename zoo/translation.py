@@ -1,4 +1,6 @@
-"""`Translation`: one translated sentence with its tokens and attention weights."""
+"""`Translation`: one translated sentence with its tokens and attention weights; and the
+input checks and output conversions that the `Translator` and the exported
+`SavedModelTranslator` share."""
 
 import dataclasses
 
@@ -59,3 +61,44 @@ class Translation:
             cells = " ".join(f"{w:>{width}.{digits}f}" for w in row)
             lines.append(f"{token:<{left}} {cells}")
         return "\n".join(lines)
+
+
+def check_sentences(sentences):
+    """`sentences` as a list of str, or a ValueError naming what was received (a single
+    string, a non-iterable, or the index of the first non-string)."""
+    if isinstance(sentences, (str, bytes)):
+        raise ValueError(
+            "sentences must be a list of strings, received a single string; wrap it as [sentence]."
+        )
+    try:
+        sentences = list(sentences)
+    except TypeError:
+        raise ValueError(
+            f"sentences must be a list of strings, received {type(sentences).__name__}."
+        ) from None
+    for index, sentence in enumerate(sentences):
+        if not isinstance(sentence, str):
+            raise ValueError(
+                f"sentences must be a list of str, received {type(sentence).__name__} "
+                f"{sentence!r} at index {index}."
+            )
+    return sentences
+
+
+def as_text(value):
+    """A str from a str or UTF-8 bytes (a tf.string element's NumPy value)."""
+    return value.decode("utf-8") if isinstance(value, bytes) else str(value)
+
+
+def to_translation(sentence, outputs):
+    """A `Translation` from one row of `Translator.graph_translate`'s outputs (NumPy values
+    of one sentence), cropped to its real source and target tokens."""
+    n, t = int(outputs["source_lengths"]), int(outputs["target_lengths"])
+    return Translation(
+        source=sentence,
+        translation=as_text(outputs["translation"]),
+        score=float(outputs["score"]),
+        source_tokens=[as_text(x) for x in outputs["source_tokens"][:n]],
+        target_tokens=[as_text(x) for x in outputs["target_tokens"][:t]],
+        weights=np.asarray(outputs["attention"][:t, :n], dtype=np.float32),
+    )

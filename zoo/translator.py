@@ -36,7 +36,7 @@ import tensorflow as tf
 from zoo.checks import check_int
 from zoo.constants import PAD_ID
 from zoo.search import search
-from zoo.translation import Translation
+from zoo.translation import as_text, check_sentences, to_translation
 
 MODEL_FILE = "model.keras"
 SOURCE_TOKENIZER_DIR = "source_tokenizer"
@@ -55,50 +55,12 @@ def _check_float(name, value):
     return float(value)
 
 
-def _check_sentences(sentences):
-    if isinstance(sentences, (str, bytes)):
-        raise ValueError(
-            "sentences must be a list of strings, received a single string; wrap it as [sentence]."
-        )
-    try:
-        sentences = list(sentences)
-    except TypeError:
-        raise ValueError(
-            f"sentences must be a list of strings, received {type(sentences).__name__}."
-        ) from None
-    for index, sentence in enumerate(sentences):
-        if not isinstance(sentence, str):
-            raise ValueError(
-                f"sentences must be a list of str, received {type(sentence).__name__} "
-                f"{sentence!r} at index {index}."
-            )
-    return sentences
-
-
 def _check_metadata(metadata):
     metadata = dict(metadata or {})
     clash = sorted(set(metadata) & set(_SETTINGS))
     if clash:
         raise ValueError(f"metadata must not set the search settings {clash}.")
     return metadata
-
-
-def _text(value):
-    return value.decode("utf-8") if isinstance(value, bytes) else str(value)
-
-
-def to_translation(sentence, outputs):
-    """A `Translation` from one row of `Translator.graph_translate`'s outputs (NumPy values
-    of one sentence), cropped to its real source and target tokens."""
-    n, t = int(outputs["source_lengths"]), int(outputs["target_lengths"])
-    return Translation(
-        source=sentence,
-        translation=_text(outputs["translation"]),
-        score=float(outputs["score"]),
-        source_tokens=[_text(x) for x in outputs["source_tokens"][:n]],
-        target_tokens=[_text(x) for x in outputs["target_tokens"][:t]],
-        weights=np.asarray(outputs["attention"][:t, :n], dtype=np.float32),
-    )
 
 
 class Translator:
@@ -203,7 +165,7 @@ class Translator:
             source_tokens (B, Ts) tf.string and target_tokens (B, T) tf.string ("" padding).
         Sentences with no tokens get translation "", score 0, target length 0.
         """
-        beam_size = self._or_default("beam_size", beam_size)
+        beam_size = self.setting("beam_size", beam_size)
         sentences = tf.convert_to_tensor(sentences, tf.string)
         ragged = self.source_tokenizer.tokenize(sentences)
         source_lengths = tf.cast(ragged.row_lengths(), tf.int32)
@@ -250,7 +212,7 @@ class Translator:
             outputs["attention"] = tf.where(empty[:, None, None], 0.0, weights)
         return outputs
 
-    def _or_default(self, name, value):
+    def setting(self, name, value):
         """This call's `beam_size` or `batch_size`: the translator's own when None, else
         checked (an int >= 1)."""
         return getattr(self, name) if value is None else check_int(None, name, value)
@@ -259,7 +221,7 @@ class Translator:
         """The `tf.function` `sentences (None,) tf.string -> dict` for `beam_size` (and with or
         without the attention weights), traced once (input signature with dynamic batch) and
         cached on the translator."""
-        beam_size = self._or_default("beam_size", beam_size)
+        beam_size = self.setting("beam_size", beam_size)
         key = (beam_size, bool(attention))
         if key not in self._functions:
             self._functions[key] = tf.function(
@@ -271,9 +233,9 @@ class Translator:
 
     # -- translation ---------------------------------------------------------------------------
     def _run(self, sentences, beam_size, batch_size, progress, attention=True):
-        sentences = _check_sentences(sentences)
-        beam_size = self._or_default("beam_size", beam_size)
-        batch_size = self._or_default("batch_size", batch_size)
+        sentences = check_sentences(sentences)
+        beam_size = self.setting("beam_size", beam_size)
+        batch_size = self.setting("batch_size", batch_size)
         if not sentences:
             return sentences, []
         lengths = self.source_lengths(sentences)
@@ -318,7 +280,7 @@ class Translator:
 
     def source_lengths(self, sentences):
         """NumPy int array: the number of source tokens of each sentence."""
-        sentences = _check_sentences(sentences)
+        sentences = check_sentences(sentences)
         if not sentences:
             return np.zeros([0], np.int64)
         chunks = [
@@ -339,7 +301,7 @@ class Translator:
         """
         # Text only: the search skips collecting attention weights (~10% of beam time).
         _, outputs = self._run(sentences, beam_size, batch_size, progress, attention=False)
-        return [_text(out["translation"]) for out in outputs]
+        return [as_text(out["translation"]) for out in outputs]
 
     def translate_with_attention(self, sentences, beam_size=None, batch_size=None, progress=False):
         """Like `translate`, but returns a `zoo.translation.Translation` per sentence (text,

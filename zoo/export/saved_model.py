@@ -60,7 +60,7 @@ def export_translator(translator, path, beam_size=None, greedy=True, attention=T
     """
     import keras
 
-    beam_size = translator._or_default("beam_size", beam_size)
+    beam_size = translator.setting("beam_size", beam_size)
     path = os.fspath(path)
     archive = keras.export.ExportArchive()
     archive.track(translator.model)

@@ -8,7 +8,7 @@ import tensorflow as tf
 
 from zoo.checks import check_int
 from zoo.export.saved_model import METADATA_FILE, load_exported
-from zoo.translator import _check_sentences, _text, to_translation
+from zoo.translation import as_text, check_sentences, to_translation
 
 
 class SavedModelTranslator:
@@ -57,7 +57,7 @@ class SavedModelTranslator:
     def _run(self, sentences, beam_size, batch_size, progress):
         from tqdm.auto import tqdm
 
-        sentences = _check_sentences(sentences)
+        sentences = check_sentences(sentences)
         endpoint = self._endpoint(beam_size)
         batch_size = (
             self.batch_size if batch_size is None else check_int(None, "batch_size", batch_size)
@@ -77,7 +77,7 @@ class SavedModelTranslator:
     def translate(self, sentences, beam_size=None, batch_size=None, progress=False):
         """Translates a list of str; returns a list of str in input order."""
         _, outputs = self._run(sentences, beam_size, batch_size, progress)
-        return [_text(out["translation"]) for out in outputs]
+        return [as_text(out["translation"]) for out in outputs]
 
     def translate_with_attention(self, sentences, beam_size=None, batch_size=None, progress=False):
         """Like `Translator.translate_with_attention`: a `Translation` per sentence."""
