@@ -285,7 +285,8 @@ def measure(spec, opts, batches):
     import tensorflow as tf
 
     import zoo.models
-    from zoo.training import FusedAdam, masked_token_stats, set_precision
+    from zoo.training import masked_token_stats, set_precision
+    from zoo.training.train_step import make_train_step, prepare_optimizer
 
     name, feed = parse_preset(spec)
     set_precision(opts["precision"])
@@ -298,12 +299,12 @@ def measure(spec, opts, batches):
         target_vocab_size=opts["vocab_sizes"][1],
         **overrides,
     )
-    # The optimizer training uses (zoo.training.make_optimizer("adam")), as the peer's runs.
-    optimizer = FusedAdam(learning_rate=1e-3, global_clipnorm=1.0)
-    if model.dtype_policy.compute_dtype == "float16":
-        optimizer = keras.optimizers.LossScaleOptimizer(optimizer)
+    # What training runs: the default optimizer (Adam, as the peer's runs) and the one train
+    # step of zoo.training.train (loss, normalisation, clipping, loss scaling).
+    optimizer = prepare_optimizer("adam", model)
     trainable = model.trainable_variables
-    optimizer.build(trainable)
+    jit = opts["jit"]
+    step = make_train_step(model, optimizer, jit_compile=jit)
 
     def forward(inputs, targets):
         logits = model(inputs, training=True)
@@ -316,11 +317,6 @@ def measure(spec, opts, batches):
             scaled = optimizer.scale_loss(loss)
         return tape.gradient(scaled, trainable), loss
 
-    def step(inputs, targets):
-        grads, loss = grads_fn(inputs, targets)
-        optimizer.apply(grads, trainable)
-        return loss
-
     spec_in = (
         {
             "source_ids": tf.TensorSpec((None, None), tf.int32),
@@ -328,9 +324,14 @@ def measure(spec, opts, batches):
         },
         tf.TensorSpec((None, None), tf.int32),
     )
-    jit = opts["jit"]
-    fns = {"step": tf.function(step, input_signature=spec_in, jit_compile=jit)}
-    if opts["breakdown"]:
+    traced_step = tf.function(lambda x, y: step((x, y)), input_signature=spec_in)
+
+    def mean_loss_step(x, y):  # the step returns sums; the loop reads the mean per token
+        loss_sum, _, tokens = traced_step(x, y)
+        return loss_sum / tokens
+
+    fns = {"step": mean_loss_step}
+    if opts["breakdown"]:  # parts of the step, for the profile only
         fns["forward"] = tf.function(
             lambda x, y: forward(x, y)[0], input_signature=spec_in, jit_compile=jit
         )

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from zoo.training import (
+    loss_denominator,
     masked_accuracy,
     masked_cross_entropy,
     masked_smoothed_loss_sum,
@@ -93,3 +94,12 @@ def test_smoothed_loss_matches_numpy_reference(eps):
         one_hot, logits[2:3, :1], from_logits=True, label_smoothing=eps
     )
     np.testing.assert_allclose(float(keras_loss[0, 0]), per_token[2, 0], rtol=1e-5)
+
+
+def test_loss_denominator_counts_tokens_or_sentences_like_numpy():
+    targets = np.array([[5, 6, 2, 0], [0, 0, 0, 0], [7, 2, 0, 0]], np.int32)  # row 1: padding
+    real = targets != 0
+    assert float(loss_denominator(targets, "tokens")) == real.sum() == 5
+    assert float(loss_denominator(targets, "sentences")) == real.any(axis=1).sum() == 2
+    with pytest.raises(ValueError, match=r"loss_normalization must be one of .*'words'"):
+        loss_denominator(targets, "words")

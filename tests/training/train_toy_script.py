@@ -48,15 +48,19 @@ class Marker(keras.callbacks.Callback):
             time.sleep(0.2)
 
 
-summary, weights = train_toy(
-    args.out_dir,
-    strategy=strategy,
-    epochs=args.epochs,
-    max_steps=args.max_steps,
-    checkpoint_every=args.checkpoint_every,
-    optimizer=args.optimizer,
-    dropout=args.dropout,
-    callbacks=[Marker()],
-)
+try:
+    summary, weights = train_toy(
+        args.out_dir,
+        strategy=strategy,
+        epochs=args.epochs,
+        max_steps=args.max_steps,
+        checkpoint_every=args.checkpoint_every,
+        optimizer=args.optimizer,
+        dropout=args.dropout,
+        callbacks=[Marker()],
+    )
+except training.TrainingInterrupted as interrupted:
+    print(f"INTERRUPTED {interrupted.step}", flush=True)
+    sys.exit(interrupted.exit_code)
 np.save(args.weights, weights)
 print("SUMMARY", summary, flush=True)

@@ -11,6 +11,7 @@ from pathlib import Path
 import keras
 import numpy as np
 import pytest
+import tensorflow as tf
 from training_toy import toy_dataset, toy_model, train_toy
 
 from zoo import training
@@ -44,20 +45,12 @@ def _summary(stdout):
     return eval(line[len("SUMMARY ") :], {"nan": float("nan"), "inf": float("inf")})
 
 
-def test_killed_run_resumes_to_the_same_weights(tmp_path):
-    # Uninterrupted reference, in this process: 3 epochs x 8 batches, checkpoint every 3 steps.
-    _, reference = train_toy(tmp_path / "ref")
-    # Interrupted run: SIGKILL mid-epoch 2 after the checkpoint of step 12 was written.
+def _signal_at_step(tmp_path, step, signum):
+    """Runs the toy job in a subprocess and sends `signum` once step `step` (a multiple of
+    3: checkpointed) is done; returns the process and what it printed after that."""
+    argv = [sys.executable, str(SCRIPT), tmp_path / "run", "--weights", tmp_path / "x.npy"]
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            str(SCRIPT),
-            tmp_path / "run",
-            "--weights",
-            tmp_path / "x.npy",
-            "--marker-step",
-            "12",
-        ],
+        [*argv, "--marker-step", str(step)],
         env=_env(),
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
@@ -65,15 +58,23 @@ def test_killed_run_resumes_to_the_same_weights(tmp_path):
     )
     try:
         for line in proc.stdout:
-            if line.startswith("CHECKPOINTED 12"):
+            if line.startswith(f"CHECKPOINTED {step}"):
                 break
         else:
-            pytest.fail("the training process ended without reaching step 12")
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=60)
+            pytest.fail(f"the training process ended without reaching step {step}")
+        os.kill(proc.pid, signum)
+        rest, _ = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
             proc.kill()
+    return proc, rest
+
+
+def test_killed_run_resumes_to_the_same_weights(tmp_path):
+    # Uninterrupted reference, in this process: 3 epochs x 8 batches, checkpoint every 3 steps.
+    _, reference = train_toy(tmp_path / "ref")
+    # Interrupted run: SIGKILL mid-epoch 2 after the checkpoint of step 12 was written.
+    proc, _ = _signal_at_step(tmp_path, 12, signal.SIGKILL)
     assert proc.returncode == -signal.SIGKILL
     assert not (tmp_path / "x.npy").exists()
     checkpoints = sorted(os.listdir(tmp_path / "run" / "checkpoints"))
@@ -87,6 +88,22 @@ def test_killed_run_resumes_to_the_same_weights(tmp_path):
     assert summary["steps"] == 24
     # The reference ran in this process, without op determinism: equal up to float rounding
     # (a replayed or skipped batch would differ by ~1e-3; see the bitwise in-process test below).
+    np.testing.assert_allclose(np.load(tmp_path / "x.npy"), reference, rtol=0, atol=1e-6)
+
+
+@pytest.mark.parametrize("signum,code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_signal_checkpoints_the_current_step_and_resumes_exactly(tmp_path, signum, code):
+    _, reference = train_toy(tmp_path / "ref")
+    proc, rest = _signal_at_step(tmp_path, 9, signum)
+    assert proc.returncode == code
+    stopped = int(next(x for x in rest.splitlines() if x.startswith("INTERRUPTED")).split()[1])
+    assert stopped >= 9  # the step in flight finished; checkpoints come every 3 steps
+    names = os.listdir(tmp_path / "run" / "checkpoints")
+    newest = max(names, key=lambda name: int(name.split("-")[1]))  # ckpt-<step>
+    state = json.loads((tmp_path / "run" / "checkpoints" / newest / "state.json").read_text())
+    assert state["state"]["step"] == stopped  # nothing lost since the last checkpoint
+    summary = _summary(_run([tmp_path / "run", "--weights", tmp_path / "x.npy"]))
+    assert summary["resumed_from_step"] == stopped and summary["steps"] == 24
     np.testing.assert_allclose(np.load(tmp_path / "x.npy"), reference, rtol=0, atol=1e-6)
 
 
@@ -198,6 +215,48 @@ def test_label_smoothing_changes_the_gradient_not_the_reported_loss(tmp_path):
     np.testing.assert_allclose(smooth["val_loss"], check["loss"], rtol=1e-5)
     with pytest.raises(ValueError, match=r"train: label_smoothing must be a float in \[0, 1\)"):
         run(1.0, "bad")
+
+
+def test_sentence_normalization_scales_the_sgd_step_by_tokens_per_sentence(tmp_path):
+    # One SGD step without clipping: the update is lr * gradient, and the gradient of the
+    # summed loss over sentences is (tokens / sentences) times that of the mean per token.
+    batch = next(iter(toy_dataset(shuffle=False)))
+    tokens = float(np.sum(batch[1].numpy() != 0))
+    sentences = float(np.sum(np.any(batch[1].numpy() != 0, axis=1)))
+
+    def update(normalization):
+        keras.utils.set_random_seed(3)
+        model = toy_model(dropout=0.0)
+        before = [w.copy() for w in model.get_weights()]
+        training.train(
+            model,
+            tf.data.Dataset.from_tensors(batch),
+            out_dir=tmp_path / normalization,
+            optimizer=keras.optimizers.SGD(learning_rate=1.0),  # update = -gradient
+            loss_normalization=normalization,
+            verbose=0,
+        )
+        return [a - b for a, b in zip(model.get_weights(), before, strict=True)]
+
+    per_token, per_sentence = update("tokens"), update("sentences")
+    assert max(np.abs(d).max() for d in per_token) > 1e-6
+    for a, b in zip(per_token, per_sentence, strict=True):
+        np.testing.assert_allclose(
+            b, a * tokens / sentences, rtol=2e-3, atol=1e-5 * np.abs(b).max()
+        )
+    with pytest.raises(ValueError, match="loss_normalization"):
+        training.train(
+            toy_model(), toy_dataset(), out_dir=tmp_path / "bad", loss_normalization="words"
+        )
+
+
+def test_history_has_one_record_per_finished_epoch(tmp_path):
+    summary, _ = train_toy(tmp_path / "run", epochs=2)
+    history = summary["history"]
+    assert [r["epoch"] for r in history] == [1, 2] and [r["step"] for r in history] == [8, 16]
+    np.testing.assert_allclose(history[-1]["val_loss"], summary["val_loss"])
+    np.testing.assert_allclose(history[0]["val_ppl"], np.exp(history[0]["val_loss"]))
+    assert history[0]["train_time_s"] <= history[1]["train_time_s"]
 
 
 def test_bad_arguments_raise():

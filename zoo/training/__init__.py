@@ -17,6 +17,9 @@ from zoo.training.checkpoint_manager import CheckpointManager
 from zoo.training.fused_adadelta import FusedAdadelta
 from zoo.training.fused_adam import FusedAdam
 from zoo.training.losses import (
+    LOSS_NORMALIZATIONS,
+    keras_loss,
+    loss_denominator,
     masked_accuracy,
     masked_cross_entropy,
     masked_smoothed_loss_sum,
@@ -24,23 +27,34 @@ from zoo.training.losses import (
     perplexity,
 )
 from zoo.training.luong_schedule import LuongSchedule
-from zoo.training.optimizers import OPTIMIZERS, make_optimizer
+from zoo.training.optimizers import (
+    OPTIMIZERS,
+    default_loss_normalization,
+    luong_decay_after,
+    make_optimizer,
+)
 from zoo.training.precision import PRECISIONS, needs_loss_scaling, set_precision
 from zoo.training.strategy import STRATEGIES, is_chief, make_strategy
 from zoo.training.time_limit import TimeLimit
-from zoo.training.trainer import evaluate, train
+from zoo.training.trainer import TrainingInterrupted, evaluate, train
 
 __all__ = [
     "CheckpointManager",
     "FusedAdadelta",
     "FusedAdam",
+    "LOSS_NORMALIZATIONS",
     "LuongSchedule",
     "OPTIMIZERS",
     "PRECISIONS",
     "STRATEGIES",
     "TimeLimit",
+    "TrainingInterrupted",
+    "default_loss_normalization",
     "evaluate",
     "is_chief",
+    "keras_loss",
+    "loss_denominator",
+    "luong_decay_after",
     "make_optimizer",
     "make_strategy",
     "masked_accuracy",

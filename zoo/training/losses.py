@@ -82,6 +82,58 @@ def masked_smoothed_loss_sum(target_out_ids, logits, label_smoothing):
     return ops.sum(((1.0 - eps) * nll + eps * uniform) * mask)
 
 
+LOSS_NORMALIZATIONS = ("tokens", "sentences")
+
+
+def check_loss_normalization(value):
+    """`value` if it is one of LOSS_NORMALIZATIONS, else a ValueError naming it."""
+    if value not in LOSS_NORMALIZATIONS:
+        raise ValueError(
+            f"loss_normalization must be one of {LOSS_NORMALIZATIONS}; received {value!r}."
+        )
+    return value
+
+
+def loss_denominator(target_out_ids, loss_normalization):
+    """What a batch's summed loss is divided by (a float32 scalar, not clamped):
+
+    - "tokens": the number of real target tokens, so the objective is the mean
+      cross-entropy per token (Joey NMT's and fairseq's default);
+    - "sentences": the number of sentences with at least one real token, so the objective
+      is the summed cross-entropy of a sentence, averaged over the batch: what Luong et
+      al. 2015's SGD at learning rate 1.0 minimised (as tensorflow/nmt, which reproduced
+      it) and what Bahdanau et al.'s GroundHog cost was. With a mean target length of n
+      tokens, its gradient is n times the per-token mean's.
+
+    Example:
+        loss = loss_sum / ops.maximum(loss_denominator(targets, "sentences"), 1.0)
+    """
+    check_loss_normalization(loss_normalization)
+    real = ops.not_equal(ops.cast(target_out_ids, "int32"), PAD_ID)  # (B, T)
+    if loss_normalization == "tokens":
+        return ops.sum(ops.cast(real, "float32"))
+    return ops.sum(ops.cast(ops.any(real, axis=-1), "float32"))
+
+
+def keras_loss():
+    """The masked per-token cross-entropy as a Keras loss, for `model.compile`:
+
+        model.compile(optimizer="adam", loss=zoo.training.keras_loss())
+        model.fit(zoo.data.make_dataset(...), epochs=...)
+
+    `SparseCategoricalCrossentropy(from_logits=True, ignore_class=PAD_ID)` with the
+    "mean_with_sample_weight" reduction: padding positions get no weight and the batch's
+    loss is the sum over real target tokens divided by their number, the value that
+    `masked_cross_entropy` and `zoo.training.train` (loss_normalization="tokens") give.
+    """
+    return keras.losses.SparseCategoricalCrossentropy(
+        from_logits=True,
+        ignore_class=PAD_ID,
+        reduction="mean_with_sample_weight",
+        name="masked_cross_entropy",
+    )
+
+
 def masked_cross_entropy(target_out_ids, logits):
     """Mean cross-entropy per real target token (float32 scalar); 0 for an all-padding batch."""
     loss_sum, _, tokens = masked_token_stats(target_out_ids, logits)

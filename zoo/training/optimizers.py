@@ -30,6 +30,24 @@ from zoo.training.luong_schedule import LuongSchedule
 OPTIMIZERS = ("bahdanau", "luong", "adam")
 
 
+# Each optimizer's loss normalisation (`losses.loss_denominator`): the papers' SGD and
+# Adadelta on a sentence's summed loss (Luong et al. 2015 §4.1 as tensorflow/nmt reproduced
+# it; Bahdanau et al.'s GroundHog cost), Adam on the mean per token.
+_LOSS_NORMALIZATION = {"adam": "tokens", "bahdanau": "sentences", "luong": "sentences"}
+
+
+def default_loss_normalization(name):
+    """ "tokens" or "sentences": the loss normalisation optimizer `name` is meant for."""
+    if name not in OPTIMIZERS:
+        raise ValueError(f"Unknown optimizer {name!r}; expected one of {OPTIMIZERS}.")
+    return _LOSS_NORMALIZATION[name]
+
+
+def luong_decay_after(dropout):
+    """Epochs before Luong's SGD starts halving: 5, or 8 when the model has dropout (§4.1)."""
+    return 8 if dropout and dropout > 0 else 5
+
+
 def make_optimizer(
     name,
     *,
@@ -57,7 +75,7 @@ def make_optimizer(
     if name not in OPTIMIZERS:
         raise ValueError(f"Unknown optimizer {name!r}; expected one of {OPTIMIZERS}.")
     if name == "luong" and decay_after_epochs is None:
-        decay_after_epochs = 8 if dropout and dropout > 0 else 5
+        decay_after_epochs = luong_decay_after(dropout)
     initial = {"bahdanau": 1.0, "luong": 1.0, "adam": 1e-3}[name]
     initial = initial if learning_rate is None else learning_rate
     if decay_after_epochs is not None:

@@ -6,7 +6,10 @@ sets `model._initial_epoch`; the interrupted epoch is replayed from its first ba
 the mid-epoch weights, so a resumed run neither sees the same data order nor ends with
 the weights of an uninterrupted run. Keras also clips gradients per replica, before the
 all-reduce, which is not the papers' global-norm clipping when there are several replicas.
-The loop below fixes both.
+Keras 3's own `fit` under `MultiWorkerMirroredStrategy` is also reported broken
+(keras-team/keras#20585). The loop below fixes all three; it runs the same step function as
+the tuner and the benchmark (`zoo.training.train_step.make_train_step`). For everything
+else, `model.fit` with `zoo.training.keras_loss()` trains the same models (README).
 
 Exact resume: a checkpoint holds every model variable (dropout seed-generator states
 included), every optimizer variable (iteration counter, so the learning-rate schedule
@@ -19,28 +22,67 @@ already done, so the resumed run sees exactly the batches the uninterrupted run 
 import math
 import os
 import shutil
+import signal
+import threading
 import time
 
 import keras
 import tensorflow as tf
-from tensorflow.core.framework import summary_pb2
 
 from zoo.checks import check_rate
 from zoo.training.checkpoint_manager import CheckpointManager
-from zoo.training.losses import masked_smoothed_loss_sum, masked_token_stats, perplexity
-from zoo.training.optimizers import make_optimizer
-from zoo.training.precision import needs_loss_scaling
+from zoo.training.losses import check_loss_normalization, masked_token_stats, perplexity
 from zoo.training.strategy import is_chief
+from zoo.training.train_step import compile_step, make_train_step, prepare_optimizer
 
 _SUM = tf.distribute.ReduceOp.SUM
-_SCALAR_METADATA = summary_pb2.SummaryMetadata(
-    plugin_data=summary_pb2.SummaryMetadata.PluginData(plugin_name="scalars")
-).SerializeToString()
+
+
+class TrainingInterrupted(KeyboardInterrupt):
+    """Raised by `train` after SIGINT (Ctrl-C) or SIGTERM (a preempted machine): the step in
+    flight finished and a checkpoint of it was written, so a re-run with `resume` loses
+    nothing. `exit_code` is the shell's 128 + signal (130, 143). A `KeyboardInterrupt`, so
+    that code catching `Exception` (keras-tuner's trial loop) lets it through."""
+
+    def __init__(self, signum, step, checkpoint_dir):
+        self.signum, self.step, self.checkpoint_dir = signum, step, checkpoint_dir
+        self.exit_code = 128 + int(signum)
+        name = signal.Signals(signum).name
+        super().__init__(
+            f"{name} at step {step}: checkpoint written in {checkpoint_dir}; run the same "
+            "command again to resume from it."
+        )
+
+
+class _DeferredSignals:
+    """SIGINT and SIGTERM, while training, end the run after the current step (a second
+    Ctrl-C stops at once). Only in the main thread, where Python runs signal handlers."""
+
+    def __init__(self):
+        self.received = None
+        self._previous = {}
+
+    def __enter__(self):
+        if threading.current_thread() is threading.main_thread():
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                self._previous[signum] = signal.signal(signum, self._handle)
+        return self
+
+    def _handle(self, signum, frame):
+        if signum == signal.SIGINT and self.received == signal.SIGINT:
+            raise KeyboardInterrupt
+        self.received = signum
+
+    def __exit__(self, *exc):
+        for signum, handler in self._previous.items():
+            if handler is not None:  # None: a handler installed from C, not restorable
+                signal.signal(signum, handler)
+        return False
 
 
 def _scalar(name, value):
-    """A TensorBoard scalar through TF core's `tf.summary.write` (no tensorboard package)."""
-    tf.summary.write(name, tf.constant(float(value), tf.float32), metadata=_SCALAR_METADATA)
+    """A TensorBoard scalar at the default writer's step (`tf.summary.scalar`)."""
+    tf.summary.scalar(name, float(value))
 
 
 def _to_float(value):
@@ -61,24 +103,6 @@ def _stats(loss_sum, correct, tokens, prefix=""):
     }
 
 
-def _step_function(fn, strategy, dataset):
-    """`fn(batch)` as a `tf.function` for the batches of `dataset`.
-
-    Under the default strategy the batches are plain tensors, so the function is traced
-    once, with every dimension unknown, instead of again for new batch shapes (tracing a
-    decoder loop and its gradient takes seconds). Distributed batches keep
-    `reduce_retracing`."""
-    spec = dataset.element_spec
-    ranks = [s.shape.rank for s in tf.nest.flatten(spec)]
-    default = strategy is tf.distribute.get_strategy() and not tf.distribute.has_strategy()
-    if default and None not in ranks:
-        relaxed = tf.nest.map_structure(
-            lambda s: tf.TensorSpec([None] * s.shape.rank, s.dtype, name=s.name), spec
-        )
-        return tf.function(fn, input_signature=[relaxed])
-    return tf.function(fn, reduce_retracing=True)
-
-
 def _make_eval_step(model, strategy, dataset):
     def replica_eval(inputs, targets):
         logits = model(inputs, training=False)
@@ -88,7 +112,7 @@ def _make_eval_step(model, strategy, dataset):
         per_replica = strategy.run(replica_eval, args=tuple(batch))
         return [strategy.reduce(_SUM, x, axis=None) for x in per_replica]
 
-    return _step_function(eval_step, strategy, dataset)
+    return compile_step(eval_step, dataset, strategy)
 
 
 def _run_eval(eval_step, dataset, strategy, verbose):
@@ -126,6 +150,21 @@ def evaluate(model, dataset, *, strategy=None, verbose=0):
     return _run_eval(_make_eval_step(model, strategy, dataset), dataset, strategy, verbose)
 
 
+def _epoch_record(epoch, state, train_metrics):
+    """The line of `history` for a finished epoch (1-based), with its validation figures."""
+    record = {
+        "epoch": epoch + 1,
+        "step": state["step"],
+        "train_time_s": round(state["train_time_s"], 1),
+        "train_loss": train_metrics["loss"],
+        "train_ppl": train_metrics["ppl"],
+    }
+    if state["val"]:
+        val = state["val"]
+        record.update(val_loss=val["loss"], val_ppl=val["ppl"], val_accuracy=val["accuracy"])
+    return record
+
+
 def _epoch_dataset(train_data, epoch):
     dataset = train_data(epoch) if callable(train_data) else train_data
     if not isinstance(dataset, tf.data.Dataset):
@@ -158,6 +197,7 @@ def train(
     strategy=None,
     jit_compile=False,
     label_smoothing=0.0,
+    loss_normalization="tokens",
     callbacks=None,
     log_every=50,
     verbose=1,
@@ -191,6 +231,9 @@ def train(
         label_smoothing: eps in [0, 1): train on the label-smoothed cross-entropy
             (`masked_smoothed_loss_sum`). The reported loss, perplexity and the choice of
             the best model stay on the plain cross-entropy.
+        loss_normalization: "tokens" minimises the summed loss over the global batch's
+            real target tokens (mean per token); "sentences" divides it by the number of
+            sentences instead (the papers' SGD objective: `losses.loss_denominator`).
         callbacks: `keras.callbacks.Callback`s; they get on_train_begin/end,
             on_epoch_begin/end and on_train_batch_end (logs: loss, ppl, accuracy, step).
             Setting `model.stop_training = True` stops after the current step.
@@ -201,106 +244,36 @@ def train(
         dict with `steps`, `epochs` (completed, fractional), `train_time_s` (time in train
         steps, summed over resumed runs), `target_tokens`, `tokens_per_s`, `train_loss`,
         `train_ppl`, `train_accuracy` (current epoch so far, or the last full epoch), `val_loss`,
-        `val_ppl`, `val_accuracy`, `best_val_loss`, `model_path`, `resumed_from_step`.
+        `val_ppl`, `val_accuracy`, `best_val_loss`, `model_path`, `resumed_from_step`, and
+        `history`: one dict per finished epoch (epoch, step, train_time_s, train_loss,
+        train_ppl, val_loss, val_ppl, val_accuracy).
     """
-    if int(epochs) < 1:
-        raise ValueError(f"epochs must be >= 1; received {epochs!r}.")
-    if max_steps is not None and int(max_steps) < 1:
-        raise ValueError(f"max_steps must be >= 1 or None; received {max_steps!r}.")
-    if int(checkpoint_every) < 1:
-        raise ValueError(f"checkpoint_every must be >= 1; received {checkpoint_every!r}.")
+    _check_train_arguments(epochs, max_steps, checkpoint_every, loss_normalization)
     label_smoothing = check_rate("train", "label_smoothing", label_smoothing)
     strategy = strategy or tf.distribute.get_strategy()
-    chief = is_chief(strategy)
-    show = bool(verbose) and chief
-    out_dir = str(out_dir)
-    ckpt_dir = os.path.join(out_dir, "checkpoints")
-    model_path = os.path.join(out_dir, "model.keras")
-    if chief:
-        os.makedirs(out_dir, exist_ok=True)
-        if not resume:
-            shutil.rmtree(ckpt_dir, ignore_errors=True)
-
-    with strategy.scope():
-        if isinstance(optimizer, str):
-            optimizer = make_optimizer(optimizer, steps_per_epoch=steps_per_epoch)
-        if needs_loss_scaling(model) and not isinstance(
-            optimizer, keras.optimizers.LossScaleOptimizer
-        ):
-            optimizer = keras.optimizers.LossScaleOptimizer(optimizer)
-        if not optimizer.built:
-            optimizer.build(model.trainable_variables)
-    loss_scaled = isinstance(optimizer, keras.optimizers.LossScaleOptimizer)
-    inner = optimizer.inner_optimizer if loss_scaled else optimizer
-    replicas = strategy.num_replicas_in_sync
-    clipnorm = inner.global_clipnorm
-    trainable = model.trainable_variables
-
-    def replica_train(inputs, targets):
-        context = tf.distribute.get_replica_context()
-        with tf.GradientTape() as tape:
-            logits = model(inputs, training=True)
-            loss_sum, correct, tokens = masked_token_stats(targets, logits)
-            objective = loss_sum
-            if label_smoothing:
-                objective = masked_smoothed_loss_sum(targets, logits, label_smoothing)
-            global_tokens = context.all_reduce(_SUM, tokens)
-            loss = objective / tf.maximum(global_tokens, 1.0)
-            scaled_loss = optimizer.scale_loss(loss)
-        grads = tape.gradient(scaled_loss, trainable)
-        if replicas > 1 and clipnorm:
-            # Keras clips each replica's partial gradient before its all-reduce; clip the
-            # summed gradient instead (the papers' rule), then hand each replica 1/n of it,
-            # which is below the threshold so Keras' own clipping leaves it unchanged.
-            grads = [
-                tf.convert_to_tensor(g) if g is not None else tf.zeros_like(v)
-                for g, v in zip(grads, trainable, strict=True)
-            ]
-            grads = context.all_reduce(_SUM, grads)
-            threshold = clipnorm * (optimizer.dynamic_scale if loss_scaled else 1.0)
-            grads, _ = tf.clip_by_global_norm(grads, threshold)
-            grads = [g / replicas for g in grads]
-        optimizer.apply(grads, trainable)
-        return loss_sum, correct, tokens
-
-    replica_fn = tf.function(replica_train, jit_compile=True) if jit_compile else replica_train
-
-    def train_batch(batch):
-        per_replica = strategy.run(replica_fn, args=tuple(batch))
-        return [strategy.reduce(_SUM, x, axis=None) for x in per_replica]
-
-    train_step = None  # compiled from the first epoch's dataset (its element_spec)
-    eval_step = _make_eval_step(model, strategy, val_data) if val_data is not None else None
-    manager = CheckpointManager(ckpt_dir, model, optimizer, keep=keep_checkpoints)
-    state = manager.restore() if resume else None
-    resumed_from = state["step"] if state else None
-    if state is None:
-        state = {
-            "epoch": 0,  # current epoch (0-based); == epochs when done
-            "batch": 0,  # batches of the current epoch already trained
-            "step": 0,
-            "epoch_sums": [0.0, 0.0, 0.0],  # loss_sum, correct, tokens of the current epoch
-            "last_train": None,
-            "val": None,
-            "best_val_loss": None,
-            "train_time_s": 0.0,
-            "target_tokens": 0,
-        }
-    elif show:
-        print(
-            f"Resuming from step {state['step']} (epoch {state['epoch'] + 1}, "
-            f"batch {state['batch']}) in {ckpt_dir}"
-        )
-
-    writer = (
-        tf.summary.create_file_writer(os.path.join(out_dir, "logs", "train"))
-        if chief
-        else tf.summary.create_noop_writer()
+    optimizer = prepare_optimizer(
+        optimizer, model, strategy=strategy, steps_per_epoch=steps_per_epoch
     )
-    val_writer = (
-        tf.summary.create_file_writer(os.path.join(out_dir, "logs", "validation"))
-        if chief
-        else tf.summary.create_noop_writer()
+    step = make_train_step(
+        model,
+        optimizer,
+        strategy=strategy,
+        label_smoothing=label_smoothing,
+        loss_normalization=loss_normalization,
+        jit_compile=jit_compile,
+    )
+    run = _Run(
+        model,
+        optimizer,
+        step,
+        val_data,
+        out_dir=str(out_dir),
+        strategy=strategy,
+        resume=resume,
+        keep_checkpoints=keep_checkpoints,
+        checkpoint_every=int(checkpoint_every),
+        log_every=log_every,
+        show=bool(verbose) and is_chief(strategy),
     )
     callback_list = keras.callbacks.CallbackList(
         callbacks,
@@ -311,141 +284,257 @@ def train(
         steps=steps_per_epoch,
     )
     model.stop_training = False
-    last_saved = [state["step"] if resumed_from is not None else -1]
+    callback_list.on_train_begin()
+    with _DeferredSignals() as signals:
+        run.signals = signals
+        while run.state["epoch"] < epochs and not run.stopped(max_steps):
+            epoch = run.state["epoch"]
+            finished = run.train_epoch(
+                _epoch_dataset(train_data, epoch), epochs, steps_per_epoch, max_steps, callback_list
+            )
+            if not finished:
+                break
+            callback_list.on_epoch_end(epoch, run.end_epoch())
+        unfinished = run.state["epoch"] < epochs and not run.done(max_steps)
+        if signals.received and unfinished:  # no validation: the user is waiting
+            run.save_checkpoint()
+            run.flush()
+            raise TrainingInterrupted(signals.received, run.state["step"], run.ckpt_dir)
+    run.finish()
+    callback_list.on_train_end()
+    return run.summary(steps_per_epoch)
 
-    def save_checkpoint():
-        if chief and last_saved[0] != state["step"]:
-            manager.save(state["step"], state)
-        last_saved[0] = state["step"]
 
-    def validate():
-        if val_data is None:
+def _check_train_arguments(epochs, max_steps, checkpoint_every, loss_normalization):
+    if int(epochs) < 1:
+        raise ValueError(f"epochs must be >= 1; received {epochs!r}.")
+    if max_steps is not None and int(max_steps) < 1:
+        raise ValueError(f"max_steps must be >= 1 or None; received {max_steps!r}.")
+    if int(checkpoint_every) < 1:
+        raise ValueError(f"checkpoint_every must be >= 1; received {checkpoint_every!r}.")
+    check_loss_normalization(loss_normalization)
+
+
+def _new_state():
+    return {
+        "epoch": 0,  # current epoch (0-based); == epochs when done
+        "batch": 0,  # batches of the current epoch already trained
+        "step": 0,
+        "epoch_sums": [0.0, 0.0, 0.0],  # loss_sum, correct, tokens of the current epoch
+        "last_train": None,
+        "val": None,
+        "best_val_loss": None,
+        "train_time_s": 0.0,
+        "target_tokens": 0,
+        "history": [],  # one {"epoch", "train_ppl", "val_ppl", ...} per finished epoch
+    }
+
+
+def _writer(enabled, path):
+    return tf.summary.create_file_writer(path) if enabled else tf.summary.create_noop_writer()
+
+
+class _Run:
+    """The state of one `train` call: the position, checkpoints, logs and the best model.
+
+    `state` is what a checkpoint stores (JSON) besides the variables; a resumed run starts
+    from the newest checkpoint's state and skips the batches of its epoch already done."""
+
+    def __init__(
+        self,
+        model,
+        optimizer,
+        step,
+        val_data,
+        *,
+        out_dir,
+        strategy,
+        resume,
+        keep_checkpoints,
+        checkpoint_every,
+        log_every,
+        show,
+    ):
+        self.model, self.optimizer, self.step_fn = model, optimizer, step
+        self.val_data, self.strategy = val_data, strategy
+        self.chief, self.show = is_chief(strategy), show
+        self.checkpoint_every, self.log_every = checkpoint_every, log_every
+        self.ckpt_dir = os.path.join(out_dir, "checkpoints")
+        self.model_path = os.path.join(out_dir, "model.keras")
+        if self.chief:
+            os.makedirs(out_dir, exist_ok=True)
+            if not resume:
+                shutil.rmtree(self.ckpt_dir, ignore_errors=True)
+        self.compiled = None  # the train step, traced for the first epoch's dataset
+        self.signals = None  # _DeferredSignals while training
+        self.eval_step = (
+            _make_eval_step(model, strategy, val_data) if val_data is not None else None
+        )
+        self.manager = CheckpointManager(self.ckpt_dir, model, optimizer, keep=keep_checkpoints)
+        restored = self.manager.restore() if resume else None
+        self.resumed_from = restored["step"] if restored else None
+        self.state = restored or _new_state()
+        self.state.setdefault("history", [])
+        self.last_saved = self.state["step"] if restored else -1
+        if restored and show:
+            print(
+                f"Resuming from step {self.state['step']} (epoch {self.state['epoch'] + 1}, "
+                f"batch {self.state['batch']}) in {self.ckpt_dir}"
+            )
+        self.writer = _writer(self.chief, os.path.join(out_dir, "logs", "train"))
+        self.val_writer = _writer(self.chief, os.path.join(out_dir, "logs", "validation"))
+        loss_scaled = isinstance(optimizer, keras.optimizers.LossScaleOptimizer)
+        self.inner = optimizer.inner_optimizer if loss_scaled else optimizer
+        self.loss_scaled = loss_scaled
+
+    def done(self, max_steps):
+        return max_steps is not None and self.state["step"] >= max_steps
+
+    def stopped(self, max_steps):
+        """True once training must not take another step: max_steps reached, a callback set
+        `model.stop_training`, or SIGINT / SIGTERM arrived."""
+        interrupted = self.signals is not None and self.signals.received is not None
+        return self.done(max_steps) or self.model.stop_training or interrupted
+
+    def save_checkpoint(self):
+        if self.chief and self.last_saved != self.state["step"]:
+            self.manager.save(self.state["step"], self.state)
+        self.last_saved = self.state["step"]
+
+    def validate(self):
+        if self.val_data is None:
             return
-        metrics = _run_eval(eval_step, val_data, strategy, verbose=0)
-        state["val"] = metrics
-        with val_writer.as_default(step=state["step"]):
+        metrics = _run_eval(self.eval_step, self.val_data, self.strategy, verbose=0)
+        self.state["val"] = metrics
+        with self.val_writer.as_default(step=self.state["step"]):
             for key in ("loss", "ppl", "accuracy"):
                 _scalar(key, metrics[key])
-        best = state["best_val_loss"]
+        best = self.state["best_val_loss"]
         if math.isfinite(metrics["loss"]) and (best is None or metrics["loss"] < best):
-            state["best_val_loss"] = metrics["loss"]
-            if chief:
-                _save_model(model, model_path)
+            self.state["best_val_loss"] = metrics["loss"]
+            if self.chief:
+                _save_model(self.model, self.model_path)
 
-    def done():
-        return max_steps is not None and state["step"] >= max_steps
-
-    callback_list.on_train_begin()
-    while state["epoch"] < epochs and not done() and not model.stop_training:
-        epoch = state["epoch"]
-        dataset = _epoch_dataset(train_data, epoch)
-        if train_step is None:
-            train_step = _step_function(train_batch, strategy, dataset)
-        if state["batch"]:
-            dataset = dataset.skip(state["batch"])
+    def _progress_bar(self, dataset, epoch, epochs, steps_per_epoch):
+        if not self.show:
+            return None
         target = steps_per_epoch
         if target is None and int(dataset.cardinality()) > 0:
-            target = int(dataset.cardinality()) + state["batch"]
-        bar = None
-        if show:
-            print(f"Epoch {epoch + 1}/{epochs}")
-            bar = keras.utils.Progbar(
-                target, stateful_metrics=["loss", "ppl", "acc", "lr", "tok/s"]
-            )
+            target = int(dataset.cardinality()) + self.state["batch"]
+        print(f"Epoch {epoch + 1}/{epochs}")
+        return keras.utils.Progbar(target, stateful_metrics=["loss", "ppl", "acc", "lr", "tok/s"])
+
+    def train_epoch(self, dataset, epochs, steps_per_epoch, max_steps, callback_list):
+        """Trains the rest of the current epoch; False when it stopped before its end."""
+        epoch = self.state["epoch"]
+        if self.compiled is None:
+            self.compiled = compile_step(self.step_fn, dataset, self.strategy)
+        if self.state["batch"]:
+            dataset = dataset.skip(self.state["batch"])
+        bar = self._progress_bar(dataset, epoch, epochs, steps_per_epoch)
         callback_list.on_epoch_begin(epoch)
-        finished_epoch = True
-        session_start, session_tokens = time.perf_counter(), 0
-        for batch in strategy.experimental_distribute_dataset(dataset):
-            if done() or model.stop_training:
-                finished_epoch = False
-                break
-            t0 = time.perf_counter()
-            loss_sum, correct, tokens = (float(x) for x in train_step(batch))
-            state["train_time_s"] += time.perf_counter() - t0
-            state["step"] += 1
-            state["batch"] += 1
-            state["target_tokens"] += int(tokens)
-            session_tokens += int(tokens)
-            sums = state["epoch_sums"]
-            state["epoch_sums"] = [sums[0] + loss_sum, sums[1] + correct, sums[2] + tokens]
-            logs = _stats(*state["epoch_sums"])
-            step_loss = loss_sum / max(tokens, 1.0)
+        started, tokens_seen = time.perf_counter(), 0
+        for batch in self.strategy.experimental_distribute_dataset(dataset):
+            if self.stopped(max_steps):
+                return False
+            logs = self._train_batch(batch)
+            tokens_seen += logs.pop("tokens")
             if bar:
-                rate = session_tokens / max(time.perf_counter() - session_start, 1e-9)
+                rate = tokens_seen / max(time.perf_counter() - started, 1e-9)
+                means = _stats(*self.state["epoch_sums"])  # of the epoch so far
+                values = [("loss", means["loss"]), ("ppl", means["ppl"])]
                 bar.update(
-                    state["batch"],
-                    [
-                        ("loss", logs["loss"]),
-                        ("ppl", logs["ppl"]),
-                        ("acc", logs["accuracy"]),
-                        ("tok/s", rate),
-                    ],
+                    self.state["batch"], values + [("acc", means["accuracy"]), ("tok/s", rate)]
                 )
-            if state["step"] % log_every == 0 or state["step"] == 1:
-                with writer.as_default(step=state["step"]):
-                    _scalar("batch_loss", step_loss)
-                    _scalar("learning_rate", _to_float(inner.learning_rate))
-                    if loss_scaled:
-                        _scalar("loss_scale", _to_float(optimizer.dynamic_scale))
-            if state["step"] % checkpoint_every == 0:
-                save_checkpoint()
-            callback_list.on_train_batch_end(
-                state["batch"] - 1,
-                {
-                    "loss": step_loss,
-                    "ppl": perplexity(step_loss),
-                    "accuracy": correct / max(tokens, 1.0),
-                    "step": state["step"],
-                },
-            )
-        if finished_epoch and state["batch"] == 0:
+            callback_list.on_train_batch_end(self.state["batch"] - 1, logs)
+        if self.state["batch"] == 0:
             raise ValueError(f"train_data for epoch {epoch} yielded no batches.")
-        if not finished_epoch:
-            break
+        # A signal during the last step: stop before validating (a re-run ends the epoch).
+        return self.signals is None or self.signals.received is None
+
+    def _train_batch(self, batch):
+        """One step and its bookkeeping; returns the step's logs for the callbacks."""
+        state = self.state
+        t0 = time.perf_counter()
+        loss_sum, correct, tokens = (float(x) for x in self.compiled(batch))
+        state["train_time_s"] += time.perf_counter() - t0
+        state["step"] += 1
+        state["batch"] += 1
+        state["target_tokens"] += int(tokens)
+        sums = state["epoch_sums"]
+        state["epoch_sums"] = [sums[0] + loss_sum, sums[1] + correct, sums[2] + tokens]
+        step_loss = loss_sum / max(tokens, 1.0)
+        if state["step"] % self.log_every == 0 or state["step"] == 1:
+            with self.writer.as_default(step=state["step"]):
+                _scalar("batch_loss", step_loss)
+                _scalar("learning_rate", _to_float(self.inner.learning_rate))
+                if self.loss_scaled:
+                    _scalar("loss_scale", _to_float(self.optimizer.dynamic_scale))
+        if state["step"] % self.checkpoint_every == 0:
+            self.save_checkpoint()
+        return {
+            "loss": step_loss,
+            "ppl": perplexity(step_loss),
+            "accuracy": correct / max(tokens, 1.0),
+            "step": state["step"],
+            "tokens": int(tokens),
+        }
+
+    def end_epoch(self):
+        """Validates, records and checkpoints a finished epoch; returns its logs."""
+        state = self.state
         train_metrics = _stats(*state["epoch_sums"])
         state["last_train"] = train_metrics
-        with writer.as_default(step=state["step"]):
+        with self.writer.as_default(step=state["step"]):
             for key in ("loss", "ppl", "accuracy"):
                 _scalar(f"epoch_{key}", train_metrics[key])
-        validate()
-        state.update(epoch=epoch + 1, batch=0, epoch_sums=[0.0, 0.0, 0.0])
-        save_checkpoint()
+        self.validate()
+        state["history"].append(_epoch_record(state["epoch"], state, train_metrics))
+        state.update(epoch=state["epoch"] + 1, batch=0, epoch_sums=[0.0, 0.0, 0.0])
+        self.save_checkpoint()
         logs = {k: v for k, v in train_metrics.items() if k != "tokens"}
         if state["val"]:
             logs.update({f"val_{k}": v for k, v in state["val"].items() if k != "tokens"})
-        if show:
+        if self.show:
             print("  ".join(f"{k}: {v:.4f}" for k, v in logs.items()))
-        callback_list.on_epoch_end(epoch, logs)
+        return logs
 
-    if last_saved[0] != state["step"]:  # stopped mid-epoch: validate and checkpoint here
-        validate()
-        save_checkpoint()
-    elif val_data is not None and state["val"] is None:
-        validate()
-    if chief and (val_data is None or not os.path.exists(model_path)):
-        _save_model(model, model_path)
-    writer.flush()
-    val_writer.flush()
-    callback_list.on_train_end()
+    def finish(self):
+        """Validates and checkpoints a run stopped mid-epoch; saves the model if none was."""
+        if self.last_saved != self.state["step"]:
+            self.validate()
+            self.save_checkpoint()
+        elif self.val_data is not None and self.state["val"] is None:
+            self.validate()
+        if self.chief and (self.val_data is None or not os.path.exists(self.model_path)):
+            _save_model(self.model, self.model_path)
+        self.flush()
 
-    train_metrics = (
-        _stats(*state["epoch_sums"]) if state["epoch_sums"][2] else state["last_train"]
-    ) or {}
-    val = state["val"] or {}
-    spe = steps_per_epoch or (state["step"] / state["epoch"] if state["epoch"] else None)
-    return {
-        "steps": state["step"],
-        "epochs": state["epoch"] + (state["batch"] / spe if spe else 0.0),
-        "train_time_s": state["train_time_s"],
-        "target_tokens": state["target_tokens"],
-        "tokens_per_s": state["target_tokens"] / max(state["train_time_s"], 1e-9),
-        "train_loss": train_metrics.get("loss"),
-        "train_ppl": train_metrics.get("ppl"),
-        "train_accuracy": train_metrics.get("accuracy"),
-        "val_loss": val.get("loss"),
-        "val_ppl": val.get("ppl"),
-        "val_accuracy": val.get("accuracy"),
-        "best_val_loss": state["best_val_loss"],
-        "model_path": model_path,
-        "resumed_from_step": resumed_from,
-    }
+    def flush(self):
+        self.writer.flush()
+        self.val_writer.flush()
+
+    def summary(self, steps_per_epoch):
+        state = self.state
+        train_metrics = (
+            _stats(*state["epoch_sums"]) if state["epoch_sums"][2] else state["last_train"]
+        ) or {}
+        val = state["val"] or {}
+        spe = steps_per_epoch or (state["step"] / state["epoch"] if state["epoch"] else None)
+        return {
+            "steps": state["step"],
+            "epochs": state["epoch"] + (state["batch"] / spe if spe else 0.0),
+            "train_time_s": state["train_time_s"],
+            "target_tokens": state["target_tokens"],
+            "tokens_per_s": state["target_tokens"] / max(state["train_time_s"], 1e-9),
+            "train_loss": train_metrics.get("loss"),
+            "train_ppl": train_metrics.get("ppl"),
+            "train_accuracy": train_metrics.get("accuracy"),
+            "val_loss": val.get("loss"),
+            "val_ppl": val.get("ppl"),
+            "val_accuracy": val.get("accuracy"),
+            "best_val_loss": state["best_val_loss"],
+            "model_path": self.model_path,
+            "resumed_from_step": self.resumed_from,
+            "history": state["history"],
+        }

@@ -1,5 +1,8 @@
 """`TranslationHyperModel`: the keras-tuner HyperModel of zoo's translation models."""
 
+import os
+import tempfile
+
 import keras
 import keras_tuner
 import numpy as np
@@ -14,6 +17,17 @@ from zoo.tuning import space
 OBJECTIVES = {"val_loss": "min", "val_bleu": "max"}
 
 
+def _trial_epochs(x, steps_per_epoch, initial_epoch):
+    """`x` for `zoo.training.train`: itself per epoch, or with `steps_per_epoch`, epoch e is
+    the next `steps_per_epoch` batches of `x` repeated (epoch e re-reads the e earlier
+    epochs' batches to skip them: cheap for the few epochs of a trial)."""
+    if not steps_per_epoch:
+        return x
+    return lambda epoch: (
+        x.repeat().skip((initial_epoch + epoch) * steps_per_epoch).take(steps_per_epoch)
+    )
+
+
 class TranslationHyperModel(keras_tuner.HyperModel):
     """Builds, compiles and trains one translation model per trial of a keras-tuner search.
 
@@ -22,12 +36,14 @@ class TranslationHyperModel(keras_tuner.HyperModel):
     window D), input feeding (Luong §3.3), embedding and hidden sizes around the `size`
     preset, layers, dropout, optimizer and learning rate. Models come from
     `zoo.models.build(preset, size, ..., **overrides)` and are compiled with
-    `zoo.training.masked_cross_entropy` and `zoo.training.make_optimizer`.
+    `zoo.training.keras_loss()` and `zoo.training.make_optimizer`.
 
-    `fit(hp, model, x, validation_data, epochs, steps_per_epoch)` trains with `model.fit`
-    (x and validation_data: tf.data sets, or zero-argument functions that make them inside
-    the trial, after keras-tuner's `clear_session`) and then returns, for the tuner, a dict of validation
-    metrics over the whole `validation_data` (token-weighted, `zoo.training.evaluate`):
+    `fit(hp, model, x, validation_data, epochs, steps_per_epoch)` trains with
+    `zoo.training.train`, the recipes' own training step (loss normalisation of the trial's
+    optimizer, global-norm clipping after the all-reduce, loss scaling), with the tuner's
+    callbacks (x and validation_data: tf.data sets, or zero-argument functions that make
+    them inside the trial, after keras-tuner's `clear_session`), and then returns, for the
+    tuner, a dict of validation metrics over the whole `validation_data` (token-weighted):
     `val_loss`, `val_perplexity`, `val_accuracy`, and with `objective="val_bleu"` also
     `val_bleu`: sacreBLEU (13a, cased) of greedy translations (`zoo.search.search`,
     detokenised by `target_tokenizer`) of `bleu_sources` against `bleu_references`.
@@ -146,7 +162,7 @@ class TranslationHyperModel(keras_tuner.HyperModel):
             )
             model.compile(
                 optimizer=optimizer,
-                loss=training.masked_cross_entropy,
+                loss=training.keras_loss(),
                 jit_compile=self.jit_compile,
             )
         return model
@@ -175,23 +191,36 @@ class TranslationHyperModel(keras_tuner.HyperModel):
             raise ValueError("TranslationHyperModel.fit needs validation_data (a tf.data set).")
         if kwargs:
             raise ValueError(f"Unexpected fit arguments {sorted(kwargs)}.")
-        model.fit(
-            x.repeat() if steps_per_epoch else x,
-            epochs=epochs,
-            steps_per_epoch=steps_per_epoch,
-            initial_epoch=initial_epoch,
-            callbacks=callbacks,
-            shuffle=False,  # make_dataset shuffles
-            verbose=self.verbose if verbose is None else verbose,
-        )
-        stats = training.evaluate(model, validation_data)
+        if epochs <= initial_epoch:  # nothing left to train (as model.fit)
+            stats = training.evaluate(model, validation_data)
+            return self._metrics(model, stats["loss"], stats["ppl"], stats["accuracy"])
+        name, _ = space.optimizer_arguments(self.values(hp))
+        with tempfile.TemporaryDirectory() as out:  # the trial's checkpoints, not kept
+            summary = training.train(
+                model,
+                _trial_epochs(x, steps_per_epoch, initial_epoch),
+                validation_data,
+                out_dir=os.path.join(out, "trial"),
+                optimizer=model.optimizer,
+                epochs=epochs - initial_epoch,
+                steps_per_epoch=steps_per_epoch,
+                loss_normalization=training.default_loss_normalization(name),
+                jit_compile=self.jit_compile,
+                callbacks=callbacks,
+                resume=False,
+                verbose=self.verbose if verbose is None else verbose,
+            )
+        # The best epoch's figures: keras-tuner keeps that epoch's weights (SaveBestEpoch).
+        best = min(summary["history"], key=lambda r: np.nan_to_num(r["val_loss"], nan=np.inf))
+        return self._metrics(model, best["val_loss"], best["val_ppl"], best["val_accuracy"])
+
+    def _metrics(self, model, loss, ppl, accuracy):
+        """The dict `fit` returns to the tuner (an infinite loss for a non-finite one)."""
         metrics = {
-            "val_loss": float(stats["loss"]),
-            "val_perplexity": float(stats["ppl"]),
-            "val_accuracy": float(stats["accuracy"]),
+            "val_loss": float(loss) if np.isfinite(loss) else float("inf"),
+            "val_perplexity": float(ppl),
+            "val_accuracy": float(accuracy),
         }
-        if not np.isfinite(metrics["val_loss"]):
-            metrics["val_loss"] = float("inf")
         if self.objective == "val_bleu":
             metrics["val_bleu"] = self.bleu(model)
         return metrics

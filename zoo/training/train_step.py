@@ -1,0 +1,142 @@
+"""The one training step that `zoo.training.train`, the tuner and `bench/train_speed.py` run.
+
+    optimizer = prepare_optimizer("adam", model, steps_per_epoch=n)  # or a Keras optimizer
+    step = make_train_step(model, optimizer, label_smoothing=0.1)
+    step = compile_step(step, dataset)           # a tf.function traced once for its batches
+    loss_sum, correct, tokens = step(batch)      # sums over the global batch
+
+What one step does, per replica and then across them:
+1. logits = model(inputs, training=True); the objective is the summed (label-smoothed when
+   eps > 0) cross-entropy over real target tokens (`losses.masked_smoothed_loss_sum`);
+2. divided by the global batch's tokens or sentences (`losses.loss_denominator`,
+   all-reduced), and scaled by the loss-scale optimizer under mixed_float16;
+3. gradients; with several replicas they are all-reduced and clipped to the optimizer's
+   `global_clipnorm` after the sum (the papers' rule; Keras alone would clip each
+   replica's partial gradient before the all-reduce), then applied.
+It returns the plain (unsmoothed) loss sum, correct tokens and tokens, summed over replicas.
+"""
+
+import keras
+import tensorflow as tf
+
+from zoo.models import model_dropout
+from zoo.training.losses import (
+    check_loss_normalization,
+    loss_denominator,
+    masked_smoothed_loss_sum,
+    masked_token_stats,
+)
+from zoo.training.optimizers import make_optimizer
+from zoo.training.precision import needs_loss_scaling
+
+_SUM = tf.distribute.ReduceOp.SUM
+
+
+def prepare_optimizer(optimizer, model, *, strategy=None, steps_per_epoch=None):
+    """A built optimizer for `model`: `optimizer` itself, or `make_optimizer(name)` when it
+    is a name (with the model's dropout, for Luong's halving rule), wrapped in a
+    `LossScaleOptimizer` when the model computes in float16. Created inside `strategy`'s
+    scope."""
+    strategy = strategy or tf.distribute.get_strategy()
+    with strategy.scope():
+        if isinstance(optimizer, str):
+            optimizer = make_optimizer(
+                optimizer, steps_per_epoch=steps_per_epoch, dropout=model_dropout(model)
+            )
+        if needs_loss_scaling(model) and not isinstance(
+            optimizer, keras.optimizers.LossScaleOptimizer
+        ):
+            optimizer = keras.optimizers.LossScaleOptimizer(optimizer)
+        if not optimizer.built:
+            optimizer.build(model.trainable_variables)
+    return optimizer
+
+
+def _clip_after_all_reduce(grads, trainable, optimizer, context, replicas):
+    """The summed gradient clipped to the optimizer's global norm, 1/n of it per replica
+    (below the threshold, so Keras' own per-replica clipping leaves it unchanged)."""
+    loss_scaled = isinstance(optimizer, keras.optimizers.LossScaleOptimizer)
+    inner = optimizer.inner_optimizer if loss_scaled else optimizer
+    grads = [
+        tf.convert_to_tensor(g) if g is not None else tf.zeros_like(v)
+        for g, v in zip(grads, trainable, strict=True)
+    ]
+    grads = context.all_reduce(_SUM, grads)
+    threshold = inner.global_clipnorm * (optimizer.dynamic_scale if loss_scaled else 1.0)
+    grads, _ = tf.clip_by_global_norm(grads, threshold)
+    return [g / replicas for g in grads]
+
+
+def make_train_step(
+    model,
+    optimizer,
+    *,
+    strategy=None,
+    label_smoothing=0.0,
+    loss_normalization="tokens",
+    jit_compile=False,
+):
+    """The training step `batch -> [loss_sum, correct, tokens]` (see the module docstring).
+
+    Args:
+        model: a built translation model (created inside `strategy.scope()`).
+        optimizer: a built Keras optimizer (`prepare_optimizer`).
+        strategy: the distribution strategy (default: the current one).
+        label_smoothing: eps in [0, 1) for the objective; the returned loss is plain.
+        loss_normalization: "tokens" or "sentences" (`losses.loss_denominator`).
+        jit_compile: compile the per-replica step with XLA.
+
+    Returns:
+        a Python function of one (distributed) batch `(inputs, target_out_ids)`; wrap it with
+        `compile_step` (or `tf.function`) before the loop.
+    """
+    check_loss_normalization(loss_normalization)
+    strategy = strategy or tf.distribute.get_strategy()
+    replicas = strategy.num_replicas_in_sync
+    loss_scaled = isinstance(optimizer, keras.optimizers.LossScaleOptimizer)
+    inner = optimizer.inner_optimizer if loss_scaled else optimizer
+    trainable = model.trainable_variables
+
+    def replica_step(inputs, targets):
+        context = tf.distribute.get_replica_context()
+        with tf.GradientTape() as tape:
+            logits = model(inputs, training=True)
+            loss_sum, correct, tokens = masked_token_stats(targets, logits)
+            objective = loss_sum
+            if label_smoothing:
+                objective = masked_smoothed_loss_sum(targets, logits, label_smoothing)
+            denominator = context.all_reduce(_SUM, loss_denominator(targets, loss_normalization))
+            loss = objective / tf.maximum(denominator, 1.0)
+            scaled_loss = optimizer.scale_loss(loss)
+        grads = tape.gradient(scaled_loss, trainable)
+        if replicas > 1 and inner.global_clipnorm:
+            grads = _clip_after_all_reduce(grads, trainable, optimizer, context, replicas)
+        optimizer.apply(grads, trainable)
+        return loss_sum, correct, tokens
+
+    replica_fn = tf.function(replica_step, jit_compile=True) if jit_compile else replica_step
+
+    def train_batch(batch):
+        per_replica = strategy.run(replica_fn, args=tuple(batch))
+        return [strategy.reduce(_SUM, x, axis=None) for x in per_replica]
+
+    return train_batch
+
+
+def compile_step(fn, dataset, strategy=None):
+    """`fn(batch)` as a `tf.function` for the batches of `dataset`.
+
+    Under the default strategy the batches are plain tensors, so the function is traced
+    once, with every dimension unknown, instead of again for new batch shapes (tracing a
+    decoder loop and its gradient takes seconds). Distributed batches keep
+    `reduce_retracing`."""
+    strategy = strategy or tf.distribute.get_strategy()
+    spec = dataset.element_spec
+    ranks = [s.shape.rank for s in tf.nest.flatten(spec)]
+    default = strategy is tf.distribute.get_strategy() and not tf.distribute.has_strategy()
+    if default and None not in ranks:
+        relaxed = tf.nest.map_structure(
+            lambda s: tf.TensorSpec([None] * s.shape.rank, s.dtype, name=s.name), spec
+        )
+        return tf.function(fn, input_signature=[relaxed])
+    return tf.function(fn, reduce_retracing=True)
