@@ -14,14 +14,29 @@ def parse(argv, recipe="luong_global_dot", family="luong", **kwargs):
     return resolve_defaults(parser.parse_args(argv))
 
 
-def test_paper_defaults_per_family():
+def _training(args):
+    fields = ("optimizer", "batch_size", "epochs", "decay_after", "max_minutes")
+    return tuple(getattr(args, k) for k in fields) + (args.loss_normalization,)
+
+
+def test_defaults_per_family_and_the_papers_one_flag_away():
     luong = parse([])
     assert (luong.source_lang, luong.target_lang, luong.test_split) == ("de", "en", "test2016")
-    assert (luong.optimizer, luong.epochs, luong.batch_size) == ("luong", 12, 128)
+    assert _training(luong) == ("adam", 64, 7, 4, 60.0, "tokens")
     assert luong.out.replace("\\", "/") == "saved_models/luong_global_dot"
     assert luong.resume and luong.beam_size == 5 and luong.mode == "predictive"
-    bahdanau = resolve_defaults(make_parser("bahdanau_rnnsearch", "bahdanau").parse_args([]))
-    assert (bahdanau.optimizer, bahdanau.epochs, bahdanau.batch_size) == ("bahdanau", 10, 80)
+    assert _training(parse(["--optimizer", "paper"])) == ("luong", 128, 12, None, None, "sentences")
+
+    def bahdanau(argv):
+        return resolve_defaults(make_parser("bahdanau_rnnsearch", "bahdanau").parse_args(argv))
+
+    assert _training(bahdanau([])) == ("adam", 64, 10, 5, 60.0, "tokens")
+    paper = ("bahdanau", 80, 10, None, None, "sentences")
+    assert _training(bahdanau(["--optimizer", "paper"])) == paper
+    # Explicit flags win over either profile; 0 minutes means no limit.
+    given = parse(["--optimizer", "paper", "--batch-size", "32", "--loss-normalization", "tokens"])
+    assert _training(given) == ("luong", 32, 12, None, None, "tokens")
+    assert parse(["--max-minutes", "0"]).max_minutes is None
 
 
 def test_languages_follow_the_corpus_and_either_flag():
@@ -38,8 +53,9 @@ def test_languages_follow_the_corpus_and_either_flag():
 def test_explicit_optimizer_and_no_resume():
     args = parse(["--optimizer", "adam", "--no-resume", "--out", "o"])
     assert (args.optimizer, args.resume, args.out) == ("adam", False, "o")
-    assert args.decay_after is None  # the optimizer's own rule
+    assert args.decay_after == 4  # the default profile's halving for Adam
     assert parse(["--optimizer", "adam", "--decay-after", "5"]).decay_after == 5
+    assert parse(["--optimizer", "luong"]).decay_after is None  # SGD keeps its own 5 / 8 rule
 
 
 @pytest.mark.parametrize(

@@ -14,10 +14,15 @@ import os
 from zoo.data import BATCHINGS
 from zoo.models import SIZES, preset_arguments
 from zoo.text import KINDS
-from zoo.training import PRECISIONS, STRATEGIES
+from zoo.training import (
+    LOSS_NORMALIZATIONS,
+    PRECISIONS,
+    STRATEGIES,
+    default_loss_normalization,
+)
 
 FAMILIES = ("bahdanau", "luong")
-OPTIMIZER_CHOICES = ("paper", "bahdanau", "luong", "adam")
+OPTIMIZER_CHOICES = ("adam", "paper", "bahdanau", "luong")
 # Architecture switches, by the name of the preset argument they override.
 ARCHITECTURE_SWITCHES = ("dropout", "reverse_source", "input_feeding", "window")
 DEFAULT_SWITCHES = {"bahdanau": ("dropout",), "luong": ARCHITECTURE_SWITCHES}
@@ -25,7 +30,9 @@ DROPOUT_HELP = {
     "bahdanau": "dropout on the source and target embeddings and on the maxout output t_i, "
     "in training (default: the preset's: 0.3 at --size base, 0 at tiny and paper; the paper "
     "mentions none)",
-    "luong": "dropout between LSTM layers (default: the preset's, 0.2)",
+    "luong": "dropout on every non-recurrent connection: the embeddings, between LSTM "
+    "layers and on h~ before the softmax (Zaremba et al., as Luong et al. section 4.1; "
+    "default: the preset's, 0.2)",
 }
 DEFAULT_VOCAB_SIZE = 8000
 
@@ -36,9 +43,23 @@ PAPER_OPTIMIZERS = {
     "dropout), gradient norm clipped at 5 (Luong et al. 2015, section 4.1)",
     "adam": "Adam (learning rate 1e-3), gradient norm clipped at 1 (not the papers' choice)",
 }
-# Epochs the papers trained for (Luong: 10, 12 with dropout; Bahdanau trained for ~5 days,
-# which Multi30k's size turns into a handful of epochs).
-PAPER_EPOCHS = {"bahdanau": 10, "luong": 12}
+# The training settings of each family, unless a flag sets them. TRAINING_DEFAULTS are the
+# best found on Multi30k on a 2-core CPU within an hour (bench/RESULTS.md): Adam, batches of
+# 64, the learning rate halved every epoch after `decay_after` epochs, and a 60-minute limit.
+# PAPER_TRAINING (--optimizer paper) are the papers' own: Bahdanau et al. appendix A.2.2
+# (Adadelta, batches of 80) and Luong et al. section 4.1 (SGD at 1.0, batches of 128, 12
+# epochs with dropout, halving after epoch 8 by the optimizer's own rule), both on the
+# summed cross-entropy of a sentence (loss_normalization "sentences").
+TRAINING_DEFAULTS = {
+    "bahdanau": dict(optimizer="adam", batch_size=64, epochs=10, decay_after=5, max_minutes=60.0),
+    "luong": dict(optimizer="adam", batch_size=64, epochs=7, decay_after=4, max_minutes=60.0),
+}
+PAPER_TRAINING = {
+    "bahdanau": dict(
+        optimizer="bahdanau", batch_size=80, epochs=10, decay_after=None, max_minutes=None
+    ),
+    "luong": dict(optimizer="luong", batch_size=128, epochs=12, decay_after=None, max_minutes=None),
+}
 
 _EPILOG = """\
 Data: corpora are read from $ZOO_DATA_DIR (default: the shared/data folder beside the
@@ -224,12 +245,18 @@ def make_parser(recipe, family, description=None, switches=None):
         )
 
     training = parser.add_argument_group("training")
+    ours, paper = TRAINING_DEFAULTS[family], PAPER_TRAINING[family]
     training.add_argument(
         "--optimizer",
         choices=OPTIMIZER_CHOICES,
-        default="paper",
-        help=f"'paper' (default) is the paper's: {PAPER_OPTIMIZERS[family]}. 'adam' suits "
-        "quick runs; 'bahdanau' and 'luong' pick either paper's optimizer",
+        default="adam",
+        help=f"'adam' (default, not the paper's; it trains the best model here in an hour): "
+        f"{PAPER_OPTIMIZERS['adam']}, batches of {ours['batch_size']}, {ours['epochs']} "
+        f"epochs, halving after epoch {ours['decay_after']}, at most "
+        f"{ours['max_minutes']:g} minutes. 'paper': the paper's {PAPER_OPTIMIZERS[family]}, "
+        f"batches of {paper['batch_size']}, {paper['epochs']} epochs, no time limit, the "
+        "loss summed per sentence. 'bahdanau' and 'luong' pick either paper's optimizer "
+        "(with the default batch size and epochs). Flags given explicitly override all of these",
     )
     training.add_argument(
         "--learning-rate",
@@ -237,6 +264,16 @@ def make_parser(recipe, family, description=None, switches=None):
         default=None,
         help="initial learning rate (default: the optimizer's: 1.0 for Adadelta and Luong's "
         "SGD, 1e-3 for Adam)",
+    )
+    training.add_argument(
+        "--loss-normalization",
+        choices=LOSS_NORMALIZATIONS,
+        default=None,
+        help="divide each batch's summed cross-entropy by its target tokens (the mean per "
+        "token) or by its sentences (a sentence's summed loss: what the papers' SGD at "
+        "learning rate 1.0 and Adadelta minimised; its gradient is about the mean target "
+        "length times larger). Default: the optimizer's, tokens for Adam, sentences for "
+        "the papers' optimizers",
     )
     training.add_argument(
         "--label-smoothing",
@@ -253,14 +290,15 @@ def make_parser(recipe, family, description=None, switches=None):
         default=None,
         metavar="EPOCHS",
         help="halve the learning rate every epoch after this many epochs (Luong et al. "
-        "section 4.1's rule, for any --optimizer; default: 5 for Luong's SGD, 8 with "
-        "dropout; none for Adadelta and Adam)",
+        f"section 4.1's rule, for any --optimizer; default: {ours['decay_after']} for the "
+        "default Adam, 5 for Luong's SGD (8 with dropout), none for Adadelta)",
     )
     training.add_argument(
         "--epochs",
         type=positive_int,
         default=None,
-        help=f"passes over the training data (default: {PAPER_EPOCHS[family]})",
+        help=f"passes over the training data (default: {ours['epochs']}; {paper['epochs']} "
+        "with --optimizer paper)",
     )
     training.add_argument(
         "--max-steps",
@@ -270,16 +308,18 @@ def make_parser(recipe, family, description=None, switches=None):
     )
     training.add_argument(
         "--max-minutes",
-        type=_positive_float,
+        type=_non_negative_float,
         default=None,
         help="stop training after this many minutes of wall-clock time in this run (then "
-        "validate, checkpoint, evaluate and export as usual; a re-run continues)",
+        "validate, checkpoint, evaluate and export as usual; a re-run continues). Default: "
+        f"{ours['max_minutes']:g}; no limit with --optimizer paper; 0 = no limit",
     )
     training.add_argument(
         "--batch-size",
         type=positive_int,
         default=None,
-        help="sentence pairs per batch (default: 80 for Bahdanau, 128 for Luong, as in the papers)",
+        help=f"sentence pairs per batch (default: {ours['batch_size']}; "
+        f"{paper['batch_size']} with --optimizer paper, as in the paper)",
     )
     training.add_argument(
         "--precision",
@@ -387,12 +427,18 @@ def resolve_defaults(args):
             args.target_lang = source if args.source_lang == target else target
     if args.test_split is None:
         args.test_split = "test2016" if args.data == "multi30k" else "test"
-    if args.batch_size is None:
-        args.batch_size = 80 if args.family == "bahdanau" else 128
-    if args.epochs is None:
-        args.epochs = PAPER_EPOCHS[args.family]
+    profile = (PAPER_TRAINING if args.optimizer == "paper" else TRAINING_DEFAULTS)[args.family]
     if args.optimizer == "paper":
-        args.optimizer = args.family
+        args.optimizer = profile["optimizer"]
+    for name in ("batch_size", "epochs", "max_minutes"):
+        if getattr(args, name) is None:
+            setattr(args, name, profile[name])
+    if args.max_minutes == 0:
+        args.max_minutes = None
+    if args.decay_after is None and args.optimizer == profile["optimizer"]:
+        args.decay_after = profile["decay_after"]  # else the optimizer's own rule
+    if args.loss_normalization is None:
+        args.loss_normalization = default_loss_normalization(args.optimizer)
     if args.out is None:
         args.out = os.path.join("saved_models", args.recipe)
     return args

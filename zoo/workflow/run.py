@@ -23,6 +23,7 @@ import tensorflow as tf
 
 from zoo import training
 from zoo.data import load_corpus, make_dataset, token_lengths
+from zoo.models import model_dropout
 from zoo.text import load_tokenizer, train_tokenizer
 from zoo.workflow.arguments import PAPER_OPTIMIZERS, make_parser, resolve_defaults
 from zoo.workflow.report import evaluate_and_report, write_json, write_lines
@@ -106,7 +107,11 @@ def main(
         resolve_defaults(args)
     except ValueError as error:
         parser.error(str(error))
-    return run(build_model, args, max_source_length=max_source_length)
+    try:
+        return run(build_model, args, max_source_length=max_source_length)
+    except training.TrainingInterrupted as interrupted:  # Ctrl-C or SIGTERM: checkpointed
+        print(f"\n{args.recipe}: {interrupted}", file=sys.stderr, flush=True)
+        sys.exit(interrupted.exit_code)
 
 
 def _load_splits(args, say):
@@ -194,21 +199,14 @@ def _optimizer_note(args, steps_per_epoch, dropout):
     note = PAPER_OPTIMIZERS[args.optimizer]
     after = args.decay_after
     if after is None and args.optimizer == "luong":
-        after = 8 if dropout else 5
+        after = training.luong_decay_after(dropout)
     if after is not None:
         note += f"; here: halving after epoch {after}, {steps_per_epoch} steps per epoch"
     if args.learning_rate is not None:
         note += f"; initial learning rate set to {args.learning_rate}"
-    source = "the paper's" if args.optimizer == args.family else "chosen with --optimizer"
+    note += f"; loss normalised per {args.loss_normalization[:-1]}"
+    source = "the paper's" if args.optimizer == args.family else "not the paper's"
     return f"Optimizer ({source}): {note}"
-
-
-def _model_dropout(model):
-    """The dropout rate of the model's encoder (0.0 when it has none)."""
-    try:
-        return float(getattr(model.get_layer("encoder"), "dropout", 0.0) or 0.0)
-    except ValueError:
-        return 0.0
 
 
 def _duration(seconds):
@@ -289,7 +287,7 @@ def _run(build_model, args, strategy, chief, say, started, limit):
 
     with strategy.scope():
         model = build_model(args, source_tokenizer.vocab_size, target_tokenizer.vocab_size)
-        dropout = _model_dropout(model)
+        dropout = model_dropout(model)
         optimizer = training.make_optimizer(
             args.optimizer,
             steps_per_epoch=steps_per_epoch,
@@ -321,6 +319,7 @@ def _run(build_model, args, strategy, chief, say, started, limit):
         strategy=strategy,
         jit_compile=args.jit_compile,
         label_smoothing=args.label_smoothing,
+        loss_normalization=args.loss_normalization,
         callbacks=[training.TimeLimit(args.max_minutes)] if args.max_minutes else None,
         verbose=1 if chief else 0,
     )
