@@ -1,0 +1,138 @@
+"""How fast a preset learns: the training loss over its first steps on Multi30k, and the
+validation perplexity after them.
+
+A cheap way to compare initialisations, optimizers and loss normalisations before a long
+run (the Luong models' plateau in bench/RESULTS.md was found this way). It runs the one
+training path (`zoo.training.train`) on the batches the recipes use (SentencePiece 8000
+tokenizers cached under bench/out/, sorted pools, batches of 64) and prints the mean loss
+of every 50 steps.
+
+    python bench/early_learning.py bahdanau_rnnsearch --steps 200
+    python bench/early_learning.py luong_global_general --steps 150 --set input_feeding=false
+    python bench/early_learning.py luong_global_general --set init_scale=0 --optimizer luong \
+        --loss-normalization sentences
+"""
+
+import argparse
+import os
+import tempfile
+import time
+
+from common import tokenizers
+
+
+def _value(text):
+    lowered = text.lower()
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    for convert in (int, float):
+        try:
+            return convert(text)
+        except ValueError:
+            pass
+    return text
+
+
+def _overrides(pairs):
+    result = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep:
+            raise SystemExit(f"--set takes NAME=VALUE, got {pair!r}")
+        result[name] = _value(value)
+    return result
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("preset", help="a zoo.models preset, e.g. luong_local_p_general")
+    parser.add_argument("--steps", type=int, default=150, help="training steps (default: 150)")
+    parser.add_argument("--size", default="base", help="preset size (default: base)")
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a preset override, e.g. input_feeding=false, init_scale=0 (repeatable)",
+    )
+    parser.add_argument("--optimizer", default="adam", help="adam (default), luong, bahdanau")
+    parser.add_argument("--learning-rate", type=float, default=None, help="initial rate")
+    parser.add_argument("--clipnorm", type=float, default=None, help="global norm clipping")
+    parser.add_argument(
+        "--loss-normalization", default="tokens", help="tokens (default) or sentences"
+    )
+    parser.add_argument("--batch-size", type=int, default=64, help="pairs per batch (64)")
+    parser.add_argument("--val-pairs", type=int, default=512, help="validation pairs scored (512)")
+    parser.add_argument("--seed", type=int, default=1, help="random seed (1)")
+    args = parser.parse_args(argv)
+
+    import keras
+    import numpy as np
+
+    import zoo
+    from zoo import training
+    from zoo.data import load_corpus, make_dataset
+
+    keras.utils.set_random_seed(args.seed)
+    source_tokenizer, target_tokenizer = tokenizers(quiet=True)
+    train = load_corpus("multi30k", "de", "en", "train")
+    val = load_corpus("multi30k", "de", "en", "val")
+
+    def dataset(source, target, **kwargs):
+        return make_dataset(
+            source, target, source_tokenizer, target_tokenizer, batch_size=args.batch_size, **kwargs
+        )
+
+    train_data = dataset(train.source, train.target, max_length=50, shuffle=True, seed=args.seed)
+    n = args.val_pairs
+    val_data = dataset(val.source[:n], val.target[:n], shuffle=False, batching="plain")
+    model = zoo.models.build(
+        args.preset,
+        size=args.size,
+        source_vocab_size=source_tokenizer.vocab_size,
+        target_vocab_size=target_tokenizer.vocab_size,
+        **_overrides(args.set),
+    )
+    optimizer = training.make_optimizer(
+        args.optimizer,
+        steps_per_epoch=len(train_data),
+        dropout=zoo.models.model_dropout(model),
+        learning_rate=args.learning_rate,
+        clipnorm=args.clipnorm,
+    )
+    started, losses = time.perf_counter(), []
+
+    class Report(keras.callbacks.Callback):
+        def on_train_batch_end(self, batch, logs=None):
+            losses.append(logs["loss"])
+            if logs["step"] % 50 == 0:
+                print(
+                    f"step {logs['step']}: mean loss of the last 50 steps "
+                    f"{np.mean(losses[-50:]):.3f} ({time.perf_counter() - started:.0f} s)",
+                    flush=True,
+                )
+
+    with tempfile.TemporaryDirectory() as out:
+        summary = training.train(
+            model,
+            train_data,
+            val_data,
+            out_dir=os.path.join(out, "run"),
+            optimizer=optimizer,
+            max_steps=args.steps,
+            steps_per_epoch=len(train_data),
+            loss_normalization=args.loss_normalization,
+            callbacks=[Report()],
+            resume=False,
+            verbose=0,
+        )
+    print(
+        f"{args.preset} {' '.join(args.set)} optimizer {args.optimizer} "
+        f"(lr {args.learning_rate or 'default'}, loss per {args.loss_normalization}): "
+        f"after {summary['steps']} steps validation perplexity {summary['val_ppl']:.2f} "
+        f"({time.perf_counter() - started:.0f} s)"
+    )
+
+
+if __name__ == "__main__":
+    main()

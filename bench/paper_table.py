@@ -1,0 +1,196 @@
+"""The table of paper rows: every recipe trained at its defaults for the same epochs.
+
+Each row runs `python recipes/<recipe>.py --epochs N --max-minutes 0 --out OUT/<row>` (plus
+the row's own flags) in a subprocess, alone, and reads its `metrics.json`. A row whose
+`metrics.json` exists is reused, so the table can be filled over several sessions
+(`--rows` picks some). The output is `OUT/table.md` (markdown, one line per row: recipe,
+parameters, epochs, training minutes, best validation and test perplexity, test BLEU greedy
+and beam, chrF, beam BLEU by source length) and `OUT/bleu_by_length.png` (every row's beam
+BLEU by source length: Bahdanau et al. 2014, fig. 2, for all rows).
+
+The epoch count is fixed (not minutes), so the table does not depend on what else the
+machine runs; the recipes' defaults stop training after 60 minutes, which `--max-minutes 0`
+lifts here. Models are chosen by validation loss inside each run, never by the test set.
+
+    python bench/paper_table.py                      # all rows, 7 epochs, bench/out/paper_table
+    python bench/paper_table.py --rows luong_base,luong_base_forward --epochs 7
+    python bench/paper_table.py --list               # the rows and their commands
+    python bench/paper_table.py --table-only         # rewrite the table from finished rows
+"""
+
+import argparse
+import json
+import math
+import pathlib
+import subprocess
+import sys
+import time
+
+from common import OUT_DIR, REPO_DIR
+
+# label -> (recipe, extra flags, the paper's row it reproduces)
+ROWS = {
+    "bahdanau_rnnencdec": ("bahdanau_rnnencdec", [], "Bahdanau Table 1, RNNencdec"),
+    "bahdanau_rnnsearch": ("bahdanau_rnnsearch", [], "Bahdanau Table 1, RNNsearch"),
+    "luong_base": ("luong_base", [], "Luong Table 1, base + reverse + dropout"),
+    "luong_base_forward": (
+        "luong_base",
+        ["--no-reverse-source"],
+        "Luong Table 1, base + dropout (source not reversed)",
+    ),
+    "luong_global_dot": ("luong_global_dot", [], "Luong Table 4, global (dot)"),
+    "luong_global_general": ("luong_global_general", [], "Luong Table 4, global (general)"),
+    "luong_global_concat": ("luong_global_concat", [], "Luong Table 4, global (concat)"),
+    "luong_global_location": ("luong_global_location", [], "Luong Table 4, global (location)"),
+    "luong_local_m_dot": (
+        "luong_local_dot",
+        ["--mode", "monotonic"],
+        "Luong Table 4, local-m (dot)",
+    ),
+    "luong_local_p_dot": ("luong_local_dot", [], "Luong Table 4, local-p (dot)"),
+    "luong_local_m_general": (
+        "luong_local_general",
+        ["--mode", "monotonic"],
+        "Luong Table 4, local-m (general)",
+    ),
+    "luong_local_p_general": ("luong_local_general", [], "Luong Table 4, local-p (general)"),
+    "luong_local_p_general_nofeed": (
+        "luong_local_general",
+        ["--no-input-feeding"],
+        "Luong Table 1, local-p (general) without input feeding",
+    ),
+}
+
+
+def command(label, epochs, out):
+    recipe, flags, _ = ROWS[label]
+    return [
+        sys.executable,
+        str(REPO_DIR / "recipes" / f"{recipe}.py"),
+        "--epochs",
+        str(epochs),
+        "--max-minutes",
+        "0",
+        "--out",
+        str(out / label),
+        *flags,
+    ]
+
+
+def run_row(label, epochs, out):
+    """Trains and evaluates one row (its log in OUT/<label>.log); returns its metrics."""
+    metrics_path = out / label / "metrics.json"
+    if metrics_path.exists():
+        print(f"{label}: reusing {metrics_path}", flush=True)
+        return json.loads(metrics_path.read_text())
+    argv = command(label, epochs, out)
+    print(f"{label}: {' '.join(argv[1:])}", flush=True)
+    started = time.perf_counter()
+    with open(out / f"{label}.log", "w") as log:
+        code = subprocess.call(argv, stdout=log, stderr=subprocess.STDOUT, cwd=REPO_DIR)
+    if code != 0 or not metrics_path.exists():
+        raise SystemExit(f"{label}: the recipe failed (exit {code}); see {out / label}.log")
+    print(f"{label}: done in {(time.perf_counter() - started) / 60:.1f} min", flush=True)
+    return json.loads(metrics_path.read_text())
+
+
+def _number(value, digits=2):
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def _beam_rows(metrics):
+    tables = metrics["bleu_by_length"]
+    return tables[next(k for k in tables if k.startswith("beam"))]
+
+
+def table(results):
+    """The markdown table of finished rows (dict label -> metrics)."""
+    bins = None
+    lines = []
+    for label, m in results.items():
+        by_length = _beam_rows(m)
+        if bins is None:
+            bins = [r["bin"] for r in by_length]
+            head = "| row | paper row | params | epochs | train min | val ppl | test ppl |"
+            head += " BLEU greedy | BLEU beam | chrF |" + "".join(f" {b} |" for b in bins)
+            lines += [head, "|" + "---|" * (10 + len(bins))]
+        training = m["training"]
+        best_val = training.get("best_val_loss")
+        val_ppl = None if best_val is None else math.exp(best_val)
+        cells = [
+            label,
+            ROWS[label][2] if label in ROWS else "-",
+            f"{m['parameters']:,}",
+            _number(m["epochs"], 2),
+            _number(m["train_time_s"] / 60, 1),
+            _number(val_ppl),
+            _number(m["ppl"]),
+            _number(m["bleu_greedy"]),
+            _number(m["bleu"]),
+            _number(m["chrf"]),
+            *(_number(r["bleu"]) for r in by_length),
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def write_outputs(results, out):
+    from zoo.evaluation import plot_bleu_by_length
+
+    (out / "table.md").write_text(table(results))
+    plot_bleu_by_length(
+        {label: _beam_rows(m) for label, m in results.items()},
+        str(out / "bleu_by_length.png"),
+        title="test2016 BLEU (beam) by source length, every row",
+    )
+    print(table(results))
+    print(f"Wrote {out / 'table.md'} and {out / 'bleu_by_length.png'}")
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--epochs",
+        type=int,
+        default=7,
+        help="epochs for every row (default: 7, the Luong recipes' default)",
+    )
+    parser.add_argument(
+        "--rows", default="all", help=f"comma-separated rows, or 'all' (default): {', '.join(ROWS)}"
+    )
+    parser.add_argument(
+        "--out",
+        default=str(OUT_DIR / "paper_table"),
+        help="output folder; finished rows there are reused (default: bench/out/paper_table)",
+    )
+    parser.add_argument("--list", action="store_true", help="print the rows' commands and exit")
+    parser.add_argument(
+        "--table-only", action="store_true", help="train nothing: tabulate the finished rows"
+    )
+    args = parser.parse_args(argv)
+    labels = list(ROWS) if args.rows == "all" else args.rows.split(",")
+    unknown = [label for label in labels if label not in ROWS]
+    if unknown:
+        parser.error(f"unknown rows {unknown}; valid: {', '.join(ROWS)}")
+    if args.epochs < 1:
+        parser.error(f"--epochs must be >= 1, got {args.epochs}")
+    out = pathlib.Path(args.out).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    if args.list:
+        for label in labels:
+            print(f"{label}: {' '.join(command(label, args.epochs, out)[1:])}")
+        return
+    results = {}
+    for label in labels:
+        done = (out / label / "metrics.json").exists()
+        if args.table_only and not done:
+            continue
+        results[label] = run_row(label, args.epochs, out)
+    if results:
+        write_outputs(results, out)
+    else:
+        print("No finished rows yet.")
+
+
+if __name__ == "__main__":
+    main()
