@@ -52,17 +52,25 @@ def prepare_optimizer(optimizer, model, *, strategy=None, steps_per_epoch=None):
     return optimizer
 
 
+def inner_optimizer(optimizer):
+    """The optimizer a `LossScaleOptimizer` wraps (its learning rate and clipping), or
+    `optimizer` itself when it is not loss-scaled."""
+    if isinstance(optimizer, keras.optimizers.LossScaleOptimizer):
+        return optimizer.inner_optimizer
+    return optimizer
+
+
 def _clip_after_all_reduce(grads, trainable, optimizer, context, replicas):
     """The summed gradient clipped to the optimizer's global norm, 1/n of it per replica
     (below the threshold, so Keras' own per-replica clipping leaves it unchanged)."""
-    loss_scaled = isinstance(optimizer, keras.optimizers.LossScaleOptimizer)
-    inner = optimizer.inner_optimizer if loss_scaled else optimizer
+    loss_scaled = optimizer is not inner_optimizer(optimizer)
     grads = [
         tf.convert_to_tensor(g) if g is not None else tf.zeros_like(v)
         for g, v in zip(grads, trainable, strict=True)
     ]
     grads = context.all_reduce(_SUM, grads)
-    threshold = inner.global_clipnorm * (optimizer.dynamic_scale if loss_scaled else 1.0)
+    threshold = inner_optimizer(optimizer).global_clipnorm
+    threshold *= optimizer.dynamic_scale if loss_scaled else 1.0
     grads, _ = tf.clip_by_global_norm(grads, threshold)
     return [g / replicas for g in grads]
 
@@ -93,8 +101,7 @@ def make_train_step(
     check_loss_normalization(loss_normalization)
     strategy = strategy or tf.distribute.get_strategy()
     replicas = strategy.num_replicas_in_sync
-    loss_scaled = isinstance(optimizer, keras.optimizers.LossScaleOptimizer)
-    inner = optimizer.inner_optimizer if loss_scaled else optimizer
+    clipnorm = inner_optimizer(optimizer).global_clipnorm
     trainable = model.trainable_variables
 
     def replica_step(inputs, targets):
@@ -109,7 +116,7 @@ def make_train_step(
             loss = objective / tf.maximum(denominator, 1.0)
             scaled_loss = optimizer.scale_loss(loss)
         grads = tape.gradient(scaled_loss, trainable)
-        if replicas > 1 and inner.global_clipnorm:
+        if replicas > 1 and clipnorm:
             grads = _clip_after_all_reduce(grads, trainable, optimizer, context, replicas)
         optimizer.apply(grads, trainable)
         return loss_sum, correct, tokens

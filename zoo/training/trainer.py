@@ -31,9 +31,14 @@ import tensorflow as tf
 
 from zoo.checks import check_rate
 from zoo.training.checkpoint_manager import CheckpointManager
-from zoo.training.losses import check_loss_normalization, masked_token_stats, perplexity
+from zoo.training.losses import masked_token_stats, perplexity
 from zoo.training.strategy import is_chief
-from zoo.training.train_step import compile_step, make_train_step, prepare_optimizer
+from zoo.training.train_step import (
+    compile_step,
+    inner_optimizer,
+    make_train_step,
+    prepare_optimizer,
+)
 
 _SUM = tf.distribute.ReduceOp.SUM
 
@@ -248,7 +253,7 @@ def train(
         `history`: one dict per finished epoch (epoch, step, train_time_s, train_loss,
         train_ppl, val_loss, val_ppl, val_accuracy).
     """
-    _check_train_arguments(epochs, max_steps, checkpoint_every, loss_normalization)
+    _check_train_arguments(epochs, max_steps, checkpoint_every)
     label_smoothing = check_rate("train", "label_smoothing", label_smoothing)
     strategy = strategy or tf.distribute.get_strategy()
     optimizer = prepare_optimizer(
@@ -305,14 +310,13 @@ def train(
     return run.summary(steps_per_epoch)
 
 
-def _check_train_arguments(epochs, max_steps, checkpoint_every, loss_normalization):
+def _check_train_arguments(epochs, max_steps, checkpoint_every):
     if int(epochs) < 1:
         raise ValueError(f"epochs must be >= 1; received {epochs!r}.")
     if max_steps is not None and int(max_steps) < 1:
         raise ValueError(f"max_steps must be >= 1 or None; received {max_steps!r}.")
     if int(checkpoint_every) < 1:
         raise ValueError(f"checkpoint_every must be >= 1; received {checkpoint_every!r}.")
-    check_loss_normalization(loss_normalization)
 
 
 def _new_state():
@@ -383,9 +387,8 @@ class _Run:
             )
         self.writer = _writer(self.chief, os.path.join(out_dir, "logs", "train"))
         self.val_writer = _writer(self.chief, os.path.join(out_dir, "logs", "validation"))
-        loss_scaled = isinstance(optimizer, keras.optimizers.LossScaleOptimizer)
-        self.inner = optimizer.inner_optimizer if loss_scaled else optimizer
-        self.loss_scaled = loss_scaled
+        self.inner = inner_optimizer(optimizer)
+        self.loss_scaled = self.inner is not optimizer
 
     def done(self, max_steps):
         return max_steps is not None and self.state["step"] >= max_steps
