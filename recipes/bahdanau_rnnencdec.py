@@ -14,6 +14,9 @@ English->French, all test sentences): RNNencdec-30 13.93 BLEU, RNNencdec-50 17.8
     python recipes/bahdanau_rnnencdec.py                # Multi30k de->en, --size base
 """
 
+import zoo  # first: TensorFlow then starts quietly on a CPU (zoo.startup)
+
+# isort: split
 import keras
 
 import zoo.workflow

@@ -19,6 +19,9 @@ figure 3.
     python recipes/bahdanau_rnnsearch.py --optimizer adam --epochs 8
 """
 
+import zoo  # first: TensorFlow then starts quietly on a CPU (zoo.startup)
+
+# isort: split
 import keras
 
 import zoo.workflow

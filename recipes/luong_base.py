@@ -15,6 +15,9 @@ adds up to 5 BLEU on top of this system.
     python recipes/luong_base.py --no-reverse-source --dropout 0
 """
 
+import zoo  # first: TensorFlow then starts quietly on a CPU (zoo.startup)
+
+# isort: split
 import keras
 
 import zoo.workflow

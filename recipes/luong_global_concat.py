@@ -16,6 +16,9 @@ concat to work poorly with its systems and reports no BLEU for it.
     python recipes/luong_global_concat.py --no-input-feeding --optimizer adam
 """
 
+import zoo  # first: TensorFlow then starts quietly on a CPU (zoo.startup)
+
+# isort: split
 import keras
 
 import zoo.workflow

@@ -16,6 +16,9 @@ BLEU (20.5 with unknown-word replacement).
     python recipes/luong_global_dot.py --no-input-feeding --optimizer adam
 """
 
+import zoo  # first: TensorFlow then starts quietly on a CPU (zoo.startup)
+
+# isort: split
 import keras
 
 import zoo.workflow

@@ -16,6 +16,9 @@ BLEU (19.1 with unknown-word replacement).
     python recipes/luong_global_general.py --no-input-feeding --optimizer adam
 """
 
+import zoo  # first: TensorFlow then starts quietly on a CPU (zoo.startup)
+
+# isort: split
 import keras
 
 import zoo.workflow

@@ -12,13 +12,17 @@ from h_t alone:
 with input feeding (section 3.3), a stacked LSTM encoder reading the reversed source and
 dropout 0.2 between layers. Paper (WMT'14 English->German, Tables 1 and 4): 16.8 BLEU
 without input feeding, perplexity 6.4 and 18.1 BLEU with it (19.3 with unknown-word
-replacement). The score addresses at most `max_length` source tokens (32 at --size tiny,
-100 otherwise): longer training pairs are dropped and longer test sentences left out.
+replacement). The score addresses the first `max_length` source tokens (32 at --size tiny,
+100 otherwise): the encoder reads a longer source whole, but attention gives its later
+positions zero weight, in training, search and export alike.
 
     python recipes/luong_global_location.py                 # Multi30k de->en, --size base
     python recipes/luong_global_location.py --no-input-feeding --optimizer adam
 """
 
+import zoo  # first: TensorFlow then starts quietly on a CPU (zoo.startup)
+
+# isort: split
 import keras
 
 import zoo.workflow
@@ -41,7 +45,7 @@ def build_model(args, source_vocab_size, target_vocab_size):
         init_scale=hp["init_scale"],
         name="encoder",
     )
-    # W_a has one row per source position: sources longer than max_length cannot be read.
+    # W_a has one column per source position: positions past max_length get no weight.
     attention = LuongAttention(
         score="location", max_length=hp["max_length"], init_scale=hp["init_scale"], name="attention"
     )
@@ -64,16 +68,10 @@ def build_model(args, source_vocab_size, target_vocab_size):
     )
 
 
-def source_positions(args):
-    """The longest source the location score can address at --size (the preset's)."""
-    return zoo.workflow.hyperparameters(args, "luong_global_location")["max_length"]
-
-
 if __name__ == "__main__":
     zoo.workflow.main(
         build_model,
         recipe="luong_global_location",
         family="luong",
         description=__doc__,
-        max_source_length=source_positions,
     )

@@ -19,6 +19,9 @@ train well (perplexity > 7).
     python recipes/luong_local_dot.py --mode monotonic --window 5
 """
 
+import zoo  # first: TensorFlow then starts quietly on a CPU (zoo.startup)
+
+# isort: split
 import keras
 
 import zoo.workflow

@@ -19,6 +19,9 @@ with unknown-word replacement); local-m (general): perplexity 6.2, 18.6 BLEU.
     python recipes/luong_local_general.py --mode monotonic --window 5
 """
 
+import zoo  # first: TensorFlow then starts quietly on a CPU (zoo.startup)
+
+# isort: split
 import keras
 
 import zoo.workflow

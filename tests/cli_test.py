@@ -75,9 +75,10 @@ def test_evaluate_writes_scores(model_dir, capsys, tmp_path):
     assert hypotheses.read_text().splitlines() == translator.translate(sources, beam_size=1)
 
 
-def test_evaluate_bad_limit(model_dir):
-    with pytest.raises(ValueError, match="--limit"):
+def test_evaluate_bad_limit(model_dir, capsys):
+    with pytest.raises(SystemExit) as stopped:  # a usage error: argparse's status 2
         cli.main(["evaluate", str(model_dir[0]), "--limit", "0"])
+    assert stopped.value.code == 2 and "--limit" in capsys.readouterr().err
 
 
 def test_params_delegates(capsys):
@@ -89,23 +90,93 @@ def test_params_delegates(capsys):
 def test_every_flag_has_help():
     parser = cli.build_parser()
     subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    assert set(subparsers.choices) == {"translate", "evaluate", "params"}
+    assert set(subparsers.choices) == {"translate", "evaluate", "aer", "average", "params"}
     for name in ("translate", "evaluate"):
         for action in subparsers.choices[name]._actions:
             assert action.help, f"{name}: {action.dest} has no --help text"
 
 
-def test_missing_model_dir_is_clear(tmp_path):
-    with pytest.raises(ValueError, match="not a zoo output folder"):
+def test_missing_model_dir_is_one_line_and_status_1(tmp_path, capsys):
+    with pytest.raises(SystemExit) as stopped:
         cli.main(["translate", str(tmp_path), "Ein Hund."])
+    assert stopped.value.code == 1
+    err = capsys.readouterr().err
+    assert err.startswith("python -m zoo translate: error: ") and "not a zoo output folder" in err
+    with pytest.raises(ValueError, match="not a zoo output folder"):  # --debug: the traceback
+        cli.main(["translate", str(tmp_path), "Ein Hund.", "--debug"])
 
 
-def test_python_m_zoo_help():
-    done = subprocess.run(
-        [sys.executable, "-m", "zoo", "translate", "--help"],
-        capture_output=True,
-        text=True,
-        timeout=300,
+@pytest.mark.parametrize(
+    "flags", [["--beam-size", "0"], ["--batch-size", "x"], ["--length-penalty", "-1"]]
+)
+def test_bad_flag_values_are_usage_errors(tmp_path, flags, capsys):
+    with pytest.raises(SystemExit) as stopped:
+        cli.main(["translate", str(tmp_path), "Ein Hund.", *flags])
+    assert stopped.value.code == 2
+    assert flags[0] in capsys.readouterr().err
+
+
+def test_invalid_utf8_on_stdin_loses_no_line(model_dir, tmp_path):
+    # `python -m zoo translate DIR < file`, the real command. Before: a UnicodeDecodeError,
+    # and no line of output at all.
+    directory, translator = model_dir
+    data = b"Ein Hund rennt.\n" + b"Zwei \xff\xfe M\xe4nner.\n" + b"Eine Frau.\n"
+    (tmp_path / "in.txt").write_bytes(data)
+    with open(tmp_path / "in.txt", "rb") as stdin:
+        done = subprocess.run(
+            [sys.executable, "-m", "zoo", "translate", str(directory), "--beam-size", "1"],
+            stdin=stdin,
+            capture_output=True,
+            timeout=300,
+        )
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = done.stdout.decode("utf-8").split("\n")
+    decoded = data.decode("utf-8", errors="replace").splitlines()
+    assert lines[:3] == translator.translate(decoded, beam_size=1) and lines[3:] == [""]
+    err = done.stderr.decode("utf-8")
+    assert "stdin line 2 is not valid UTF-8" in err
+    assert "line 1 " not in err and "line 3 " not in err
+    assert "Traceback" not in err and "cuda" not in err.lower()
+
+
+def test_translate_alignments_and_aer(model_dir, capsys, tmp_path):
+    from zoo.evaluation import (
+        alignment_error_rate,
+        forced_alignments,
+        format_pharaoh,
+        hard_alignment,
+        parse_gold,
     )
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert "--beam-size" in done.stdout and "stdin" in done.stdout
+
+    directory, translator = model_dir
+    assert cli.main(["translate", str(directory), "Ein Hund rennt.", "--alignments"]) == 0
+    (t,) = translator.translate_with_attention(["Ein Hund rennt."])
+    expected = format_pharaoh(hard_alignment(t.source_tokens, t.target_tokens, t.weights))
+    assert capsys.readouterr().out == f"{t.translation} ||| {expected}\n"
+
+    sources, targets = ["Ein Hund rennt.", "Zwei Männer lachen."], ["A dog runs.", "Two men laugh."]
+    gold = ["0-0 1-1 2-2", "0-0 1-1 2?2"]
+    for name, lines in (("s.de", sources), ("t.en", targets), ("g.txt", gold)):
+        (tmp_path / name).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    files = [
+        "--source",
+        tmp_path / "s.de",
+        "--target",
+        tmp_path / "t.en",
+        "--gold",
+        tmp_path / "g.txt",
+    ]
+    argv = ["aer", str(directory), *map(str, files), "--output", str(tmp_path / "a.txt")]
+    assert cli.main(argv) == 0
+    links = forced_alignments(
+        translator.model, translator.source_tokenizer, translator.target_tokenizer, sources, targets
+    )
+    sure, possible = zip(*map(parse_gold, gold), strict=True)
+    aer = alignment_error_rate(links, sure, possible)["aer"]
+    assert capsys.readouterr().out.startswith(f"AER = {aer:.4f}  precision ")
+    written = (tmp_path / "a.txt").read_text(encoding="utf-8").splitlines()
+    assert written == [format_pharaoh(pair) for pair in links]
+    (tmp_path / "g.txt").write_text("0-0\n", encoding="utf-8")
+    with pytest.raises(SystemExit) as stopped:
+        cli.main(argv)
+    assert stopped.value.code == 1 and "one line per pair: 2, 2 and 1" in capsys.readouterr().err

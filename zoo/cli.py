@@ -1,6 +1,9 @@
-"""The `zoo` command line: `python -m zoo translate|evaluate|params ...` (also `zoo ...`).
+"""The `zoo` command line: `python -m zoo translate|evaluate|aer|average|params ...`.
 
     python -m zoo translate saved_models/luong_local_general "Ein Hund rennt."
+    python -m zoo translate saved_models/luong_local_general --alignments "Ein Hund rennt."
+    python -m zoo aer saved_models/luong_local_general --source s.de --target t.en --gold g.txt
+    python -m zoo average saved_models/luong_local_general --last 3
     cat sentences.de | python -m zoo translate saved_models/luong_local_general --beam-size 5
     python -m zoo evaluate saved_models/luong_local_general --split test2016 --beam-size 5
     python -m zoo params --size paper
@@ -14,33 +17,78 @@ import json
 import os
 import sys
 
+from zoo.errors import UsageError, exit_on_user_error
+
 EVALUATE_DEFAULTS = {"data": "multi30k", "source_lang": "de", "target_lang": "en"}
+
+
+def _positive_int(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a positive integer, received {text!r}"
+        ) from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, received {value}")
+    return value
+
+
+def _non_negative_float(text):
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number >= 0, received {text!r}") from None
+    if not value >= 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a finite number >= 0, received {text!r}")
+    return value
 
 
 def _add_search_flags(parser):
     parser.add_argument(
+        "--debug",
+        action="store_true",
+        help="show the traceback of an error (default: the message alone, exit status 1)",
+    )
+    parser.add_argument(
         "--beam-size",
-        type=int,
+        type=_positive_int,
         default=None,
         help="beam size K; 1 is greedy search (default: MODEL_DIR/translator.json, else 1)",
     )
     parser.add_argument(
         "--batch-size",
-        type=int,
+        type=_positive_int,
         default=None,
         help="sentences per search call (default: MODEL_DIR/translator.json, else 64)",
     )
     parser.add_argument(
         "--length-penalty",
-        type=float,
+        type=_non_negative_float,
         default=None,
         help="GNMT length penalty alpha, 0 ranks by log-probability "
-        "(default: MODEL_DIR/translator.json, else 0)",
+        "(default: MODEL_DIR/translator.json, else 1.0)",
+    )
+    parser.add_argument(
+        "--coverage-penalty",
+        type=_non_negative_float,
+        default=None,
+        help="GNMT coverage penalty beta for beam search, favouring translations that cover "
+        "the source (default: MODEL_DIR/translator.json, else 0)",
     )
     parser.add_argument(
         "--model-file",
         default="model.keras",
         help="model file inside MODEL_DIR (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--ensemble",
+        nargs="+",
+        default=None,
+        metavar="OTHER_DIR",
+        help="decode with an ensemble: MODEL_DIR's model and these folders' models (the mean "
+        "of their distributions at every step); all must share MODEL_DIR's target vocabulary "
+        "and read its source tokenizer's ids",
     )
 
 
@@ -72,6 +120,21 @@ def build_parser():
         "--attention",
         action="store_true",
         help="also print each sentence's score, tokens and attention matrix",
+    )
+    translate.add_argument(
+        "--n-best",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help="print the N best translations of each sentence with their scores, in the Moses "
+        "n-best format 'i ||| translation ||| score' (i: the 0-based sentence number); N is "
+        "at most the beam size (a SavedModel: the n it was exported with)",
+    )
+    translate.add_argument(
+        "--alignments",
+        action="store_true",
+        help="append each sentence's word alignment read from the attention, in the Pharaoh "
+        "format: 'translation ||| 0-0 1-2 ...' (source word index first, 0-based)",
     )
     translate.add_argument(
         "--plot-dir",
@@ -106,13 +169,58 @@ def build_parser():
         help="target language code (default: MODEL_DIR/translator.json, else en)",
     )
     evaluate.add_argument(
-        "--limit", type=int, default=None, help="only the first N sentence pairs (default: all)"
+        "--limit",
+        type=_positive_int,
+        default=None,
+        help="only the first N sentence pairs (default: all)",
     )
     evaluate.add_argument("--output", default=None, help="also write the scores to this JSON file")
     evaluate.add_argument(
         "--hypotheses", default=None, help="also write the translations to this text file"
     )
     _add_search_flags(evaluate)
+
+    aer = commands.add_parser(
+        "aer",
+        help="score the model's attention as word alignments (AER) against a gold file",
+        description="Force the model to output each reference translation, read a hard word "
+        "alignment from its attention (each target word's highest-weight source word) and "
+        "score it with Och and Ney's alignment error rate, as Luong et al. 2015 section 5.4. "
+        "Prints AER, precision and recall.",
+    )
+    aer.add_argument("model_dir", metavar="MODEL_DIR", help="a zoo output folder")
+    aer.add_argument("--source", required=True, help="source sentences, one per line (UTF-8)")
+    aer.add_argument("--target", required=True, help="their reference translations, line by line")
+    aer.add_argument(
+        "--gold",
+        required=True,
+        help="gold alignments, one line per pair: links i-j (sure) and i?j (possible), word "
+        "indices 0-based, source first",
+    )
+    aer.add_argument(
+        "--output", default=None, help="also write the predicted alignments (Pharaoh) here"
+    )
+    aer.add_argument("--batch-size", type=_positive_int, default=32, help="pairs per pass (32)")
+    aer.add_argument("--model-file", default="model.keras", help="model file inside MODEL_DIR")
+    aer.add_argument("--debug", action="store_true", help="show the traceback of an error")
+
+    average = commands.add_parser(
+        "average",
+        help="average the model weights of a run's last checkpoints into one model file",
+        description="Set every weight to its mean over the newest N intact checkpoints in "
+        "MODEL_DIR/checkpoints (zoo.training.average_checkpoints) and save the model beside "
+        "model.keras; score it with `python -m zoo evaluate MODEL_DIR --model-file FILE`.",
+    )
+    average.add_argument("model_dir", metavar="MODEL_DIR", help="a zoo output folder")
+    average.add_argument(
+        "--last", type=_positive_int, default=3, help="how many checkpoints (default: 3)"
+    )
+    average.add_argument(
+        "--output",
+        default="model.averaged.keras",
+        help="file name inside MODEL_DIR (default: %(default)s)",
+    )
+    average.add_argument("--debug", action="store_true", help="show the traceback of an error")
 
     commands.add_parser(
         "params",
@@ -124,7 +232,7 @@ def build_parser():
 
 def _overrides(args):
     """The search flags given on the command line, as Translator settings."""
-    names = ("beam_size", "batch_size", "length_penalty")
+    names = ("beam_size", "batch_size", "length_penalty", "coverage_penalty")
     return {name: getattr(args, name) for name in names if getattr(args, name) is not None}
 
 
@@ -138,23 +246,67 @@ def _load(args):
     if _is_saved_model(args.model_dir):
         from zoo.export import SavedModelTranslator
 
+        if args.ensemble:
+            raise UsageError("--ensemble needs model folders (model.keras), not a SavedModel.")
         if args.command != "translate":
             raise ValueError(
                 f"{args.model_dir} is a SavedModel; `evaluate` needs the output folder that "
                 "holds model.keras (usually its parent)."
             )
-        if args.length_penalty is not None:
-            raise ValueError("--length-penalty is fixed in a SavedModel (set at export time).")
+        for flag in ("length_penalty", "coverage_penalty"):
+            if getattr(args, flag) is not None:
+                raise UsageError(
+                    f"--{flag.replace('_', '-')} is fixed in a SavedModel (set at export time)."
+                )
         return SavedModelTranslator(args.model_dir, batch_size=args.batch_size or 64)
-    return Translator.from_directory(args.model_dir, model_file=args.model_file, **_overrides(args))
+    translator = Translator.from_directory(
+        args.model_dir, model_file=args.model_file, **_overrides(args)
+    )
+    if not args.ensemble:
+        return translator
+    import keras
+
+    from zoo.models import Ensemble
+
+    members = [translator.model]
+    for directory in args.ensemble:
+        path = os.path.join(directory, args.model_file)
+        if not os.path.isfile(path):
+            raise ValueError(f"--ensemble {directory}: no {args.model_file} there.")
+        members.append(keras.models.load_model(path))
+    return Translator(
+        Ensemble(members),
+        translator.source_tokenizer,
+        translator.target_tokenizer,
+        **translator.get_config(),
+    )
 
 
-def _stdin_batches(stream, batch_size):
+def _stdin_batches(stream, batch_size, errors=None):
     """Lines of `stream` (newline stripped) in lists of up to `batch_size`; one line at a
-    time when it is a terminal, so that each translation appears as soon as it is typed."""
+    time when it is a terminal, so that each translation appears as soon as it is typed.
+
+    Bytes are decoded as UTF-8 line by line: a line with invalid bytes is decoded with
+    replacement characters (U+FFFD) and reported on `errors` (default stderr) with its line
+    number, so that it still gives exactly one output line and the others are unharmed.
+    """
+    errors = sys.stderr if errors is None else errors
     size = 1 if stream.isatty() else batch_size
+    raw = getattr(stream, "buffer", None)
     batch = []
-    for line in stream:
+    for number, line in enumerate(stream if raw is None else raw, start=1):
+        if isinstance(line, bytes):
+            try:
+                line = line.decode("utf-8")
+            except UnicodeDecodeError as error:
+                line = line.decode("utf-8", errors="replace")
+                print(
+                    f"python -m zoo translate: stdin line {number} is not valid UTF-8 "
+                    f"({error.reason} at byte {error.start}); translated with U+FFFD "
+                    "replacement characters",
+                    file=errors,
+                    flush=True,
+                )
         batch.append(line.rstrip("\r\n"))
         if len(batch) >= size:
             yield batch
@@ -163,14 +315,35 @@ def _stdin_batches(stream, batch_size):
         yield batch
 
 
+def _print_n_best(translator, sentences, args, out, counter):
+    if _is_saved_model(args.model_dir):
+        lists = translator.translate_n_best(sentences, n_best=args.n_best)
+    else:
+        lists = translator.translate_n_best(sentences, n_best=args.n_best, beam_size=args.beam_size)
+    for hypotheses in lists:
+        for text, score in hypotheses:
+            if score != float("-inf"):  # -inf: fewer hypotheses exist (tiny vocabularies)
+                print(f"{counter[0]} ||| {text} ||| {score:.4f}", file=out)
+        counter[0] += 1
+    out.flush()
+
+
 def _print_translations(translator, sentences, args, out, counter):
-    if not (args.attention or args.plot_dir):
+    if args.n_best:
+        return _print_n_best(translator, sentences, args, out, counter)
+    if not (args.attention or args.plot_dir or args.alignments):
         for text in translator.translate(sentences, beam_size=args.beam_size):
             print(text, file=out, flush=True)
         return
+    from zoo.evaluation import format_pharaoh, hard_alignment
+
     for t in translator.translate_with_attention(sentences, beam_size=args.beam_size):
         counter[0] += 1
-        print(t.translation, file=out)
+        if args.alignments:
+            links = hard_alignment(t.source_tokens, t.target_tokens, t.weights)
+            print(f"{t.translation} ||| {format_pharaoh(links)}", file=out)
+        else:
+            print(t.translation, file=out)
         if args.attention:
             print(f"# score {t.score:.4f}", file=out)
             print("# " + t.format_weights().replace("\n", "\n# "), file=out)
@@ -198,8 +371,6 @@ def run_evaluate(args, out=None):
     from zoo.data import load_corpus
     from zoo.evaluation import corpus_scores
 
-    if args.limit is not None and args.limit < 1:
-        raise ValueError(f"--limit must be a positive int, received {args.limit}.")
     translator = _load(args)
     metadata = translator.read_metadata(args.model_dir)
     for key, fallback in EVALUATE_DEFAULTS.items():
@@ -247,9 +418,76 @@ def main(argv=None):
         params.main(argv[1:])
         return 0
     args = build_parser().parse_args(argv)
-    if args.command == "translate":
-        return run_translate(args)
-    return run_evaluate(args)
+    command = {
+        "translate": run_translate,
+        "evaluate": run_evaluate,
+        "aer": run_aer,
+        "average": run_average,
+    }[args.command]
+    return exit_on_user_error(
+        lambda: command(args), prog=f"python -m zoo {args.command}", debug=args.debug
+    )
+
+
+def run_average(args, out=None):
+    out = sys.stdout if out is None else out
+    import keras
+
+    from zoo.training import average_checkpoints
+
+    path = os.path.join(args.model_dir, "model.keras")
+    if not os.path.isfile(path):
+        raise ValueError(f"{args.model_dir} is not a zoo output folder: no model.keras.")
+    model = keras.models.load_model(path)
+    used = average_checkpoints(model, os.path.join(args.model_dir, "checkpoints"), args.last)
+    target = os.path.join(args.model_dir, args.output)
+    model.save(target)
+    names = ", ".join(os.path.basename(p) for p in used)
+    print(f"Averaged {len(used)} checkpoints ({names}) into {target}", file=out)
+    return 0
+
+
+def _read_text_lines(path):
+    with open(path, encoding="utf-8") as f:
+        return f.read().splitlines()
+
+
+def run_aer(args, out=None):
+    out = sys.stdout if out is None else out
+    import keras
+
+    from zoo.evaluation import alignment_error_rate, forced_alignments, format_pharaoh, parse_gold
+    from zoo.text import load_tokenizer
+    from zoo.translator import SOURCE_TOKENIZER_DIR, TARGET_TOKENIZER_DIR
+
+    sources, targets = _read_text_lines(args.source), _read_text_lines(args.target)
+    gold_lines = _read_text_lines(args.gold)
+    if not len(sources) == len(targets) == len(gold_lines):
+        raise ValueError(
+            f"--source, --target and --gold must have one line per pair: {len(sources)}, "
+            f"{len(targets)} and {len(gold_lines)} lines."
+        )
+    gold = [parse_gold(line, f"{args.gold}, line {n}") for n, line in enumerate(gold_lines, 1)]
+    model_path = os.path.join(args.model_dir, args.model_file)
+    if not os.path.isfile(model_path):
+        raise ValueError(f"{args.model_dir} is not a zoo output folder: no {args.model_file}.")
+    model = keras.models.load_model(model_path)  # `import zoo` registered the layers
+    tokenizers = [
+        load_tokenizer(os.path.join(args.model_dir, name))
+        for name in (SOURCE_TOKENIZER_DIR, TARGET_TOKENIZER_DIR)
+    ]
+    links = forced_alignments(model, *tokenizers, sources, targets, batch_size=args.batch_size)
+    scores = alignment_error_rate(links, [g[0] for g in gold], [g[1] for g in gold])
+    print(
+        f"AER = {scores['aer']:.4f}  precision {scores['precision']:.4f}  recall "
+        f"{scores['recall']:.4f}  ({len(links)} pairs, {scores['predicted']} predicted and "
+        f"{scores['sure']} sure links)",
+        file=out,
+    )
+    if args.output:
+        with open(args.output, "w", encoding="utf-8") as f:
+            f.writelines(format_pharaoh(pair) + "\n" for pair in links)
+    return 0
 
 
 if __name__ == "__main__":

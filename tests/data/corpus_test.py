@@ -37,9 +37,48 @@ def test_tsv_path_and_prefix(tmp_path):
     assert parts[0].pairs()[0][1] == "t" + parts[0].pairs()[0][0][1:]
     (tmp_path / "train.de").write_text("a\nb\n", encoding="utf-8")
     (tmp_path / "train.en").write_text("A\nB\n", encoding="utf-8")
-    for name in (str(tmp_path / "train"), str(tmp_path / "{split}")):
-        corpus = load_corpus(name, "de", "en", "train")
-        assert corpus.pairs() == [("a", "A"), ("b", "B")]
+    corpus = load_corpus(str(tmp_path / "{split}"), "de", "en", "train")
+    assert corpus.pairs() == [("a", "A"), ("b", "B")]
+
+
+def test_prefix_without_split_is_split_into_disjoint_parts(tmp_path):
+    # Before: every split read the same files, so test BLEU was measured on training pairs.
+    (tmp_path / "all.de").write_text("".join(f"q{i}\n" for i in range(300)), encoding="utf-8")
+    (tmp_path / "all.en").write_text("".join(f"Q{i}\n" for i in range(300)), encoding="utf-8")
+    parts = {s: load_corpus(str(tmp_path / "all"), "de", "en", s) for s in ("train", "val", "test")}
+    assert sum(len(c) for c in parts.values()) == 300
+    assert len(parts["val"]) > 0 and len(parts["test"]) > 0
+    seen = [set(c.source) for c in parts.values()]
+    assert not (seen[0] & seen[1]) and not (seen[0] & seen[2]) and not (seen[1] & seen[2])
+    assert all(t == "Q" + s[1:] for c in parts.values() for s, t in c.pairs())
+
+
+def test_empty_split_names_the_split_the_file_and_the_sizes(tmp_path):
+    tsv = tmp_path / "few.tsv"
+    tsv.write_text("a\tA\nb\tB\n", encoding="utf-8")
+    empty = next(s for s in ("val", "test") if not _has_pairs(tsv, s))
+    with pytest.raises(
+        ValueError,
+        match=rf"few\.tsv: the '{empty}' split has no sentence pairs. "
+        r"Its 2 pairs split by distinct sentence into \d train, \d val, \d test",
+    ):
+        load_corpus(str(tsv), "de", "en", empty)
+    (tmp_path / "val.de").write_text("\n", encoding="utf-8")
+    (tmp_path / "val.en").write_text("\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"the 'val' split has no sentence pairs \(.*val\.de and"):
+        load_corpus(str(tmp_path / "{split}"), "de", "en", "val")
+
+
+def _has_pairs(tsv, split):
+    try:
+        return len(load_corpus(str(tsv), "de", "en", split)) > 0
+    except ValueError:
+        return False
+
+
+def test_directory_as_corpus_says_so(tmp_path):
+    with pytest.raises(ValueError, match="is a directory; expected 'multi30k'"):
+        load_corpus(str(tmp_path), "de", "en")
 
 
 def test_missing_data_errors(data_root):

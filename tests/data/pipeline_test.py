@@ -190,8 +190,10 @@ def test_bad_arguments(tokenizer_pair):
             make_dataset(["a"], ["c"], src_tok, tgt_tok, batching=batching, token_budget=100)
     with pytest.raises(ValueError, match="batching must be one of 'pools', .*received 'bucket'"):
         make_dataset(["a"], ["c"], src_tok, tgt_tok, batching="bucket")
-    with pytest.raises(ValueError, match="no pair left"):
+    with pytest.raises(ValueError, match="none of the 1 pairs.*1 have more than max_length=1"):
         make_dataset(["a b c d e f"], ["c d e f g h"], src_tok, tgt_tok, max_length=1)
+    with pytest.raises(ValueError, match="no sentence pairs"):
+        make_dataset([], [], src_tok, tgt_tok)
 
 
 @pytest.mark.parametrize(

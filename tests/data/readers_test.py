@@ -48,3 +48,19 @@ def test_tsv_accepts_manythings_attribution_column(tmp_path):
 def test_missing_file(tmp_path):
     with pytest.raises(MissingDataError, match=r"Missing corpus file .*nope\.en"):
         read_lines(tmp_path / "nope.en")
+
+
+def test_control_characters_become_spaces_with_a_count(tmp_path, caplog):
+    (tmp_path / "c.de").write_text("ein\x00Hund\nzwei \x1b[31mKatzen\nklar\n", encoding="utf-8")
+    (tmp_path / "c.en").write_text("a dog\ntwo\x7f cats\x85\nclear\n", encoding="utf-8")
+    with caplog.at_level(logging.WARNING, logger="zoo.data"):
+        src, tgt = read_parallel(tmp_path / "c.de", tmp_path / "c.en")
+    assert src == ["ein Hund", "zwei  [31mKatzen", "klar"]
+    assert tgt == ["a dog", "two  cats", "clear"]
+    assert "control characters" in caplog.text and "in 2 of 3 lines" in caplog.text
+
+
+def test_a_directory_is_not_a_missing_file(tmp_path):
+    with pytest.raises(ValueError, match="is a directory; expected a corpus file") as error:
+        read_lines(tmp_path)
+    assert not isinstance(error.value, MissingDataError)

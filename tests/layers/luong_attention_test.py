@@ -181,11 +181,19 @@ def test_location_without_max_length_raises():
         LuongAttention(score="location")
 
 
-def test_location_source_longer_than_max_length_raises():
+def test_location_gives_no_weight_past_max_length():
+    # A source longer than max_length: the positions past it get zero weight, the others
+    # the NumPy reference's (softmax over the addressable positions only).
     q, m, mask = inputs("location", 0)
-    layer = LuongAttention(score="location", max_length=TS - 1)
-    with pytest.raises(ValueError, match="max_length|long"):
-        layer(q, m, mask=mask)
+    mask = np.ones_like(mask)
+    layer = LuongAttention(score="location", max_length=TS - 2)
+    context, weights = layer(q, m, mask=mask)
+    w = {"W_a": keras.ops.convert_to_numpy(layer.W_a)}
+    ref_context, ref_weights = ref.luong_attention(q, m, mask, w, "location")
+    np.testing.assert_array_equal(np.asarray(weights)[..., TS - 2 :], 0.0)
+    np.testing.assert_allclose(np.asarray(weights), ref_weights, atol=1e-6)
+    np.testing.assert_allclose(np.asarray(context), ref_context, atol=1e-5)
+    np.testing.assert_allclose(np.asarray(weights).sum(-1), 1.0, atol=1e-6)
 
 
 def test_dot_with_unequal_dims_raises():

@@ -4,18 +4,9 @@ import pytest
 from model_toy import stepwise_logits
 
 from zoo.layers import LocalAttention, LuongAttention
-from zoo.models import LuongDecoder, build
+from zoo.models import LuongDecoder, attention_presets, build, family
 
-LUONG_ATTENTION_PRESETS = [
-    "luong_global_dot",
-    "luong_global_general",
-    "luong_global_concat",
-    "luong_global_location",
-    "luong_local_m_dot",
-    "luong_local_m_general",
-    "luong_local_p_dot",
-    "luong_local_p_general",
-]
+LUONG_ATTENTION_PRESETS = [name for name in attention_presets() if family(name) == "luong"]
 
 
 @pytest.mark.parametrize("input_feeding", [True, False])
@@ -149,3 +140,18 @@ def test_one_layer_dropout_reaches_embeddings_and_the_attentional_vector(toy_bat
     assert [d.name for d in encoder.dropouts] == ["dropout_0"]
     assert [d.name for d in decoder.dropouts] == ["dropout_0"]
     assert decoder.output_dropout.rate == 0.5
+
+
+def test_location_model_trains_on_sources_past_its_reach():
+    # max_length 32 at tiny: a 40-token source trains (finite loss and gradients) and its
+    # positions past 32 get no attention, by teacher forcing and by the step loop alike.
+    rng = np.random.default_rng(3)
+    source = rng.integers(4, 20, size=(2, 40)).astype("int32")
+    target = np.concatenate([np.ones((2, 1), "int32"), source[:, :5]], axis=1) % 17
+    model = build("luong_global_location", "tiny", 20, 17)
+    _, weights = stepwise_logits(model, source, target)
+    np.testing.assert_array_equal(weights[..., 32:], 0.0)
+    np.testing.assert_allclose(weights.sum(-1), 1.0, atol=1e-5)
+    model.compile(optimizer="adam", loss=keras.losses.SparseCategoricalCrossentropy(True))
+    loss = model.train_on_batch({"source_ids": source, "target_ids": target}, target)
+    assert np.isfinite(loss)

@@ -356,3 +356,34 @@ def test_multiworker_workers_end_with_identical_weights(tmp_path):
     np.testing.assert_allclose(w0, np.load(tmp_path / "single.npy"), atol=2e-5)
     assert _summary(outputs[0][0])["steps"] == 4
     assert (tmp_path / "out" / "model.keras").exists()  # written by the chief only
+
+
+@pytest.mark.parametrize("damage", ["truncate", "remove"])
+def test_damaged_newest_checkpoint_resumes_from_the_one_before(tmp_path, damage):
+    # Fault injection: the run dies while its newest checkpoint is being written. SIGKILL
+    # after a checkpoint at a seeded random step, then that checkpoint's variables are cut
+    # short or gone, as a crash of the machine or a full disk leaves them.
+    step = int(np.random.default_rng(19).choice([9, 12, 15, 18]))
+    _, reference = train_toy(tmp_path / "ref")
+    proc, _ = _signal_at_step(tmp_path, step, signal.SIGKILL)
+    assert proc.returncode == -signal.SIGKILL
+    folder = tmp_path / "run" / "checkpoints"
+    newest = max(os.listdir(folder), key=lambda name: int(name.split("-")[1]))
+    variables = folder / newest / "variables.npz"
+    if damage == "truncate":
+        variables.write_bytes(variables.read_bytes()[: variables.stat().st_size // 2])
+    else:
+        variables.unlink()
+    result = subprocess.run(
+        [sys.executable, str(SCRIPT), tmp_path / "run", "--weights", tmp_path / "x.npy"],
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert f"damaged checkpoint: {variables}" in result.stderr
+    summary = _summary(result.stdout)
+    assert summary["resumed_from_step"] == int(newest.split("-")[1]) - 3  # the one before
+    assert summary["steps"] == 24
+    np.testing.assert_allclose(np.load(tmp_path / "x.npy"), reference, rtol=0, atol=1e-6)

@@ -38,7 +38,7 @@ def test_defaults_per_family_and_the_papers_one_flag_away():
     assert _training(given) == ("luong", 32, 12, None, None, "tokens")
     assert parse(["--max-minutes", "0"]).max_minutes is None
     # Beam search's length penalty, chosen on validation per family; a flag overrides it.
-    assert (parse([]).length_penalty, bahdanau([]).length_penalty) == (1.0, 0.0)
+    assert (parse([]).length_penalty, bahdanau([]).length_penalty) == (1.0, 1.0)
     assert parse(["--length-penalty", "0"]).length_penalty == 0.0
 
 

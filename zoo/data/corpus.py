@@ -11,8 +11,12 @@ Names understood by `load_corpus(name, source_lang, target_lang, split)`:
   `zoo.data.splits.assign_splits` (by distinct sentence, hash-based, deterministic).
 - a path to a tab-separated file (`path/to/pairs.tsv`): column 0 is the source, column 1 the
   target (the language arguments are labels only); split like the Anki files.
-- a path prefix to line-aligned files: `path/train` reads `path/train.{source_lang}` and
-  `path/train.{target_lang}`; a `{split}` in the prefix is replaced by `split`.
+- a path prefix to line-aligned files with `{split}` in it: `path/{split}` reads
+  `path/train.{source_lang}` and `path/train.{target_lang}` for the train split,
+  `path/val.*` for val, and so on.
+- a path prefix without `{split}`: `path/corpus` reads `path/corpus.{source_lang}` and
+  `path/corpus.{target_lang}` and splits their pairs into train/val/test like a TSV file
+  (logged once), so that validation and test pairs are never training pairs.
 - `"tfds:NAME"` (e.g. `tfds:wmt14_translate/de-en`, `tfds:ted_hrlr_translate/pt_to_en`):
   `tfds.load`, splits val -> validation, test2016 -> test.
 
@@ -20,6 +24,7 @@ Names understood by `load_corpus(name, source_lang, target_lang, split)`:
 """
 
 import dataclasses
+import logging
 import os
 
 from zoo.data import multi30k, splits
@@ -31,6 +36,7 @@ ANKI = {
     "anki-spa-eng": ("spa.txt", ("en", "es")),
     "anki-fra-eng": ("fra.txt", ("en", "fr")),
 }
+logger = logging.getLogger("zoo.data")
 _LANG_ALIASES = {"eng": "en", "spa": "es", "fra": "fr", "fre": "fr", "deu": "de", "ces": "cs"}
 
 
@@ -96,6 +102,14 @@ def _split_pairs(column0, column1, split, val_fraction, test_fraction, seed, whe
         raise ValueError(f"{where} has the splits {splits.SPLITS}, received {split!r}.")
     assignment = splits.assign_splits(column0, column1, val_fraction, test_fraction, seed)
     keep = [i for i, s in enumerate(assignment) if s == split]
+    if not keep:
+        counts = ", ".join(f"{assignment.count(name)} {name}" for name in splits.SPLITS)
+        raise ValueError(
+            f"{where}: the {split!r} split has no sentence pairs. Its {len(assignment)} pairs "
+            f"split by distinct sentence into {counts} (val_fraction {val_fraction}, "
+            f"test_fraction {test_fraction}). Give a larger corpus, or files of your own for "
+            "each split (a prefix with {split} in it)."
+        )
     return [column0[i] for i in keep], [column1[i] for i in keep]
 
 
@@ -155,18 +169,60 @@ def load_corpus(
         sources, targets = load_tfds_pairs(
             name[len("tfds:") :], source_lang, target_lang, split, tfds_data_dir, download
         )
+    elif os.path.isdir(name):
+        raise ValueError(
+            f"Corpus {name!r} is a directory; expected 'multi30k', {sorted(ANKI)}, 'tfds:NAME', "
+            f"a tab-separated file or a file prefix such as {os.path.join(name, '{split}')} "
+            f"(reading {os.path.join(name, 'train')}.{source_lang} and .{target_lang})."
+        )
     elif os.path.isfile(name) or name.endswith((".tsv", ".txt")):
         column0, column1 = read_tsv(name)
         sources, targets = _split_pairs(
             column0, column1, split, val_fraction, test_fraction, seed, name
         )
     else:
-        prefix = name.replace("{split}", split)
-        source_path, target_path = f"{prefix}.{source_lang}", f"{prefix}.{target_lang}"
-        if not (os.path.isfile(source_path) or os.path.isfile(target_path)):
-            raise MissingDataError(
-                f"Unknown corpus {name!r}: it is not 'multi30k', {sorted(ANKI)} or 'tfds:NAME', "
-                f"not a tab-separated file, and neither {source_path} nor {target_path} exists."
-            )
-        sources, targets = read_parallel(source_path, target_path)
+        sources, targets = _read_prefix(
+            name, source_lang, target_lang, split, val_fraction, test_fraction, seed
+        )
+    if not sources:
+        raise ValueError(_empty_split_message(name, split, source_lang, target_lang))
     return Corpus(name, source_lang, target_lang, split, sources, targets)
+
+
+def _read_prefix(name, source_lang, target_lang, split, val_fraction, test_fraction, seed):
+    """Line-aligned files `<prefix>.<lang>`; without `{split}` in the prefix, one pair of
+    files split by hash (train/val/test) like a TSV file."""
+    prefix = name.replace("{split}", split)
+    source_path, target_path = f"{prefix}.{source_lang}", f"{prefix}.{target_lang}"
+    if not (os.path.exists(source_path) or os.path.exists(target_path)):
+        raise MissingDataError(
+            f"Unknown corpus {name!r}: it is not 'multi30k', {sorted(ANKI)} or 'tfds:NAME', "
+            f"not a tab-separated file, and neither {source_path} nor {target_path} exists."
+        )
+    sources, targets = read_parallel(source_path, target_path)
+    if "{split}" in name:
+        return sources, targets
+    logger.info(
+        "%s has no {split} in it: %s and %s are split by sentence into train / val / test "
+        "(%.0f%% / %.0f%% / %.0f%%, hash-based, seed %d).",
+        name,
+        source_path,
+        target_path,
+        100 * (1 - val_fraction - test_fraction),
+        100 * val_fraction,
+        100 * test_fraction,
+        seed,
+    )
+    where = f"{source_path} / {target_path}"
+    return _split_pairs(sources, targets, split, val_fraction, test_fraction, seed, where)
+
+
+def _empty_split_message(name, split, source_lang, target_lang):
+    """For corpora whose splits are files of their own (hash splits raise in _split_pairs)."""
+    where = name
+    if "{split}" in name:
+        prefix = name.replace("{split}", split)
+        where = f"{prefix}.{source_lang} and {prefix}.{target_lang}"
+    return (
+        f"Corpus {name!r}: the {split!r} split has no sentence pairs ({where}: 0 non-empty lines)."
+    )

@@ -143,6 +143,52 @@ def make_dataset(
     bucket_width = check_int("make_dataset", "bucket_width", bucket_width)
     token_budget = check_int("make_dataset", "token_budget", token_budget, allow_none=True)
     shuffle_buffer = check_int("make_dataset", "shuffle_buffer", shuffle_buffer, allow_none=True)
+    _check_batching(batching, token_budget)
+    indices, lengths = _usable_pairs(
+        sources, targets, source_tokenizer, target_tokenizer, max_length
+    )
+    dataset = _tokenized(
+        [sources[i] for i in indices],
+        [targets[i] for i in indices],
+        source_tokenizer,
+        target_tokenizer,
+        deterministic,
+    )
+    if cache:
+        dataset = dataset.cache()
+    if shuffle:
+        buffer = len(indices) if shuffle_buffer is None else shuffle_buffer
+        dataset = dataset.shuffle(buffer, seed=seed, reshuffle_each_iteration=True)
+    if batching == "pools":
+        dataset = _sorted_pools(
+            dataset, batch_size, pool_batches, int(lengths.max()), drop_remainder, shuffle, seed
+        )
+        counts, sizes = [len(indices)], [batch_size]
+    elif batching == "buckets":
+        dataset, counts, sizes = _buckets(
+            dataset, lengths, batch_size, bucket_width, token_budget, drop_remainder
+        )
+    else:
+        dataset = dataset.padded_batch(
+            batch_size, padded_shapes=_PADDED_SHAPES, padding_values=_padding_values(),
+            drop_remainder=drop_remainder,
+        )  # fmt: skip
+        counts, sizes = [len(indices)], [batch_size]
+    rounding = math.floor if drop_remainder else math.ceil
+    steps = sum(rounding(int(c) / s) for c, s in zip(counts, sizes, strict=True))
+    dataset = dataset.apply(tf.data.experimental.assert_cardinality(steps))
+    return dataset.prefetch(tf.data.AUTOTUNE)
+
+
+_PADDED_SHAPES = ({"source_ids": [None], "target_ids": [None]}, [None])
+
+
+def _padding_values():
+    pad = tf.constant(PAD_ID, tf.int32)
+    return {"source_ids": pad, "target_ids": pad}, pad
+
+
+def _check_batching(batching, token_budget):
     if batching not in BATCHINGS:
         raise ValueError(
             f"make_dataset: batching must be one of {', '.join(map(repr, BATCHINGS))}; "
@@ -154,6 +200,10 @@ def make_dataset(
             f"batching='buckets' (received batching={batching!r})."
         )
 
+
+def _usable_pairs(sources, targets, source_tokenizer, target_tokenizer, max_length):
+    """The indices of the pairs kept (no empty side, none longer than `max_length` tokens)
+    and their lengths max(|x|, |y| + 1); logs what was dropped, raises when nothing is left."""
     source_lengths = token_lengths(source_tokenizer, sources)
     target_lengths = token_lengths(target_tokenizer, targets)
     empty = (source_lengths == 0) | (target_lengths == 0)
@@ -172,21 +222,24 @@ def make_dataset(
             max_length,
             int(empty.sum()),
         )
+    if not sources:
+        raise ValueError("make_dataset received no sentence pairs (empty lists).")
     if kept == 0:
         raise ValueError(
-            f"make_dataset: no pair left out of {len(sources)} (max_length={max_length})."
+            f"make_dataset: none of the {len(sources)} pairs is usable: {int(too_long.sum())} "
+            f"have more than max_length={max_length} tokens on a side and {int(empty.sum())} "
+            "have no tokens on a side."
         )
     indices = np.flatnonzero(keep)
-    lengths = np.maximum(source_lengths[indices], target_lengths[indices] + 1)
-    longest = int(lengths.max())
+    return indices, np.maximum(source_lengths[indices], target_lengths[indices] + 1)
 
+
+def _tokenized(sources, targets, source_tokenizer, target_tokenizer, deterministic):
+    """The pairs as `({"source_ids", "target_ids"}, target_out_ids)` rows (unpadded)."""
     options = tf.data.Options()
     options.deterministic = bool(deterministic)
     dataset = tf.data.Dataset.from_tensor_slices(
-        (
-            tf.constant([sources[i] for i in indices], tf.string),
-            tf.constant([targets[i] for i in indices], tf.string),
-        )
+        (tf.constant(sources, tf.string), tf.constant(targets, tf.string))
     ).with_options(options)
 
     def tokenize(source, target):
@@ -195,59 +248,32 @@ def make_dataset(
     dataset = dataset.batch(_CHUNK).map(
         tokenize, num_parallel_calls=tf.data.AUTOTUNE, deterministic=deterministic
     )
-    dataset = dataset.unbatch().map(
+    return dataset.unbatch().map(
         lambda x, y_in, y_out: ({"source_ids": x, "target_ids": y_in}, y_out)
     )
-    if cache:
-        dataset = dataset.cache()
-    if shuffle:
-        buffer = kept if shuffle_buffer is None else int(shuffle_buffer)
-        dataset = dataset.shuffle(buffer, seed=seed, reshuffle_each_iteration=True)
 
-    padded_shapes = ({"source_ids": [None], "target_ids": [None]}, [None])
-    padding_values = (
-        {"source_ids": tf.constant(PAD_ID, tf.int32), "target_ids": tf.constant(PAD_ID, tf.int32)},
-        tf.constant(PAD_ID, tf.int32),
+
+def _buckets(dataset, lengths, batch_size, bucket_width, token_budget, drop_remainder):
+    """Length buckets of `bucket_width` tokens; returns (dataset, pairs and batch size per
+    bucket)."""
+    longest = int(lengths.max())
+    boundaries = _bucket_boundaries(longest, bucket_width)
+    sizes = _batch_sizes(boundaries, longest, batch_size, token_budget)
+    dataset = dataset.bucket_by_sequence_length(
+        lambda features, _: tf.maximum(
+            tf.shape(features["source_ids"])[0], tf.shape(features["target_ids"])[0]
+        ),
+        bucket_boundaries=boundaries,
+        bucket_batch_sizes=sizes,
+        padded_shapes=_PADDED_SHAPES,
+        padding_values=_padding_values(),
+        drop_remainder=drop_remainder,
     )
-    if batching == "pools":
-        dataset = _sorted_pools(
-            dataset, batch_size, pool_batches, longest, padded_shapes, padding_values,
-            drop_remainder, shuffle, seed,
-        )  # fmt: skip
-        counts, sizes = [kept], [batch_size]
-    elif batching == "buckets":
-        boundaries = _bucket_boundaries(longest, int(bucket_width))
-        sizes = _batch_sizes(boundaries, longest, int(batch_size), token_budget)
-        dataset = dataset.bucket_by_sequence_length(
-            lambda features, _: tf.maximum(
-                tf.shape(features["source_ids"])[0], tf.shape(features["target_ids"])[0]
-            ),
-            bucket_boundaries=boundaries,
-            bucket_batch_sizes=sizes,
-            padded_shapes=padded_shapes,
-            padding_values=padding_values,
-            drop_remainder=drop_remainder,
-        )
-        bucket_of = np.searchsorted(np.asarray(boundaries, np.int64), lengths, side="right")
-        counts = np.bincount(bucket_of, minlength=len(sizes))
-    else:
-        dataset = dataset.padded_batch(
-            int(batch_size),
-            padded_shapes=padded_shapes,
-            padding_values=padding_values,
-            drop_remainder=drop_remainder,
-        )
-        counts, sizes = [kept], [int(batch_size)]
-    rounding = math.floor if drop_remainder else math.ceil
-    steps = sum(rounding(int(c) / s) for c, s in zip(counts, sizes, strict=True))
-    dataset = dataset.apply(tf.data.experimental.assert_cardinality(steps))
-    return dataset.prefetch(tf.data.AUTOTUNE)
+    bucket_of = np.searchsorted(np.asarray(boundaries, np.int64), lengths, side="right")
+    return dataset, np.bincount(bucket_of, minlength=len(sizes)), sizes
 
 
-def _sorted_pools(
-    dataset, batch_size, pool_batches, longest, padded_shapes, padding_values, drop_remainder,
-    shuffle, seed,
-):  # fmt: skip
+def _sorted_pools(dataset, batch_size, pool_batches, longest, drop_remainder, shuffle, seed):
     """Batches cut from pools of `pool_batches * batch_size` pairs sorted by (target length,
     source length); a stable sort, so pairs of equal lengths keep their shuffled order. A
     pool is a whole number of batches, so only the epoch's last batch can be smaller."""
@@ -267,8 +293,8 @@ def _sorted_pools(
     dataset = dataset.map(lambda *pair: tf.nest.map_structure(tf.identity, pair))
     dataset = dataset.padded_batch(
         batch_size,
-        padded_shapes=padded_shapes,
-        padding_values=padding_values,
+        padded_shapes=_PADDED_SHAPES,
+        padding_values=_padding_values(),
         drop_remainder=drop_remainder,
     )
     if shuffle:  # else the batches of a pool come shortest first

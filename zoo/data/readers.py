@@ -1,28 +1,38 @@
 """Readers for plain parallel files and tab-separated pair files, with clear errors.
 
 Every error names the file, the 1-based line number and what is wrong. Lines are stripped of
-surrounding whitespace; pairs with an empty side are dropped and counted in a warning.
+surrounding whitespace; control characters (NUL, escape, the C1 range, ...: Unicode category
+Cc, the tab of TSV files excepted) become spaces and are counted in a warning; pairs with an
+empty side are dropped and counted in a warning.
 """
 
 import logging
 import os
+import re
 
 from zoo.data.errors import MissingDataError
 
 logger = logging.getLogger("zoo.data")
+
+# Unicode category Cc without tab, line feed and carriage return (handled as separators).
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 
 
 def read_lines(path):
     """Reads a UTF-8 text file as a list of lines (no line ends, surrounding spaces stripped).
 
     Raises MissingDataError when the file does not exist, ValueError on invalid UTF-8.
+    Control characters become spaces (see the module docstring).
     """
     return [line.strip() for line in read_raw_lines(path)]
 
 
 def read_raw_lines(path):
-    """Reads a UTF-8 text file as a list of lines; only the line ends ("\n", "\r\n") go."""
+    """Reads a UTF-8 text file as a list of lines; only the line ends ("\n", "\r\n") go,
+    and control characters other than tab become spaces (counted in one warning)."""
     path = os.fspath(path)
+    if os.path.isdir(path):
+        raise ValueError(f"{path} is a directory; expected a corpus file (UTF-8 text).")
     if not os.path.isfile(path):
         raise MissingDataError(f"Missing corpus file {path}.")
     with open(path, "rb") as f:
@@ -44,7 +54,23 @@ def read_raw_lines(path):
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
-    return [line.removesuffix("\r") for line in lines]
+    return _without_controls([line.removesuffix("\r") for line in lines], path)
+
+
+def _without_controls(lines, path):
+    changed = 0
+    for i, line in enumerate(lines):
+        if _CONTROL.search(line):
+            lines[i] = _CONTROL.sub(" ", line)
+            changed += 1
+    if changed:
+        logger.warning(
+            "%s: replaced control characters (NUL, escape, ...) by spaces in %d of %d lines.",
+            path,
+            changed,
+            len(lines),
+        )
+    return lines
 
 
 def drop_empty(sources, targets, what):

@@ -45,8 +45,10 @@ class LuongAttention(AttentionBase):
     "location" `W_a (Dq, max_length)`; "dot" none.
 
     Call: `context, weights = layer(query, memory, mask=None, keys=None)`, see
-    `AttentionBase`. A source longer than `max_length` with the "location" score raises
-    an error rather than being truncated.
+    `AttentionBase`. The "location" score addresses the first `max_length` source
+    positions: a longer source is read whole by the encoder, but its positions past
+    `max_length` get zero weight (the same rule in training, search and export; the
+    `Translator` warns when a sentence is cut this way).
 
     Example:
 
@@ -133,22 +135,31 @@ class LuongAttention(AttentionBase):
             hidden = ops.expand_dims(ops.matmul(query, w_query), 2) + ops.expand_dims(keys, 1)
             v_a = ops.expand_dims(ops.cast(self.v_a, self.compute_dtype), -1)  # (units, 1)
             return ops.squeeze(ops.matmul(ops.tanh(hidden), v_a), -1)
-        # location: one score per source position, from the query alone.
-        source_len = memory.shape[1]
-        if source_len is not None and source_len > self.max_length:
-            raise ValueError(
-                f"LuongAttention(score='location', max_length={self.max_length}) received a "
-                f"source of length {source_len}; it cannot address positions past max_length."
-            )
+        # location: one score per source position, from the query alone. W_a has one
+        # column per position up to max_length; later positions get a filler score here and
+        # no weight in `call` (`reach`).
         scores = ops.matmul(query, ops.cast(self.W_a, self.compute_dtype))  # (B, Tq, max_length)
-        # ops.slice raises (rather than truncating) when the source is longer than max_length.
-        shape = ops.shape(memory)
-        return ops.slice(scores, (0, 0, 0), (ops.shape(query)[0], ops.shape(query)[1], shape[1]))
+        batch, steps, source_len = ops.shape(query)[0], ops.shape(query)[1], ops.shape(memory)[1]
+        filler = ops.zeros((batch, steps, source_len), scores.dtype)
+        scores = ops.concatenate([scores, filler], axis=-1)  # (B, Tq, max_length + Ts)
+        return ops.slice(scores, (0, 0, 0), (batch, steps, source_len))
+
+    def reach(self, memory):
+        """(Ts,) bool: the source positions the score can address (all but "location"'s
+        positions past `max_length`)."""
+        positions = ops.arange(ops.shape(memory)[1])
+        if self.score != "location":
+            return ops.greater_equal(positions, 0)
+        return ops.less(positions, self.max_length)
 
     def call(self, query, memory, mask=None, keys=None):
         def weights_fn(query, memory, mask):
             scores = self.scores(query, memory, keys)
-            return masked_softmax(scores, None if mask is None else ops.expand_dims(mask, 1))
+            keep = None if mask is None else ops.expand_dims(mask, 1)  # (B, 1, Ts)
+            if self.score == "location":
+                reach = self.reach(memory)[None, None, :]
+                keep = reach if keep is None else ops.logical_and(keep, reach)
+            return masked_softmax(scores, keep)
 
         return self._attend(query, memory, mask, weights_fn)
 

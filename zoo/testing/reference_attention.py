@@ -79,9 +79,10 @@ def luong_scores(score, q, memory, w, ts=None):
         dq = q.shape[-1]
         pre = (q @ W_a[:dq])[:, :, None, :] + (memory @ W_a[dq:])[:, None, :, :]
         return np.tanh(pre) @ v_a
-    if score == "location":
+    if score == "location":  # positions past max_length score 0 (and get no weight)
         e = q @ w["W_a"]
-        return e[..., : memory.shape[1] if ts is None else ts]
+        ts = memory.shape[1] if ts is None else ts
+        return np.concatenate([e, np.zeros(e.shape[:-1] + (ts,), e.dtype)], -1)[..., :ts]
     raise ValueError(score)
 
 
@@ -101,6 +102,8 @@ def bahdanau_attention(query, memory, mask, w, normalize=False):
 def luong_attention(query, memory, mask, w, score):
     q, memory, mask, single = _prepare(query, memory, mask)
     e = luong_scores(score, q, memory, w)
+    if score == "location":  # the score addresses the first max_length positions only
+        mask = mask & (np.arange(memory.shape[1]) < w["W_a"].shape[1])[None, :]
     weights = masked_softmax(e, mask[:, None, :])
     return _finish(weights, memory, single)
 

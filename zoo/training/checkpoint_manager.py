@@ -1,10 +1,41 @@
 """Training checkpoints: every model variable, every optimizer variable and a state dict."""
 
+import hashlib
 import json
+import logging
 import os
 import shutil
+import zipfile
 
 import numpy as np
+
+logger = logging.getLogger("zoo.training")
+
+
+class DamagedCheckpointError(ValueError):
+    """A checkpoint's files are truncated or altered (their size or SHA-256 differs)."""
+
+
+def _sha256(path):
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _fsync(path):
+    """Flushes a file (or a folder's entries) to disk, where the platform allows it."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 class CheckpointManager:
@@ -14,8 +45,12 @@ class CheckpointManager:
     model, including the dropout layers' seed-generator states, and every variable of the
     optimizer: iteration counter, slots, loss scale) and `state.json` (whatever the trainer
     passes: epoch, batch in epoch, global step, best validation loss, timings). It is
-    written under a temporary name and renamed, so a kill never leaves a half-written
-    checkpoint behind. The newest `keep` checkpoints are kept.
+    written under a temporary name, flushed to disk and renamed, so a kill never leaves a
+    half-written checkpoint behind. `state.json` also records the size and SHA-256 of
+    `variables.npz`: a checkpoint damaged later (a crash of the machine before the disk
+    wrote it, a full disk, a copy cut short) is detected, and `restore()` falls back to the
+    newest intact one with a warning naming the damaged one. The newest `keep` checkpoints
+    are kept.
 
     Variables are matched by position and checked by path and shape: restoring into a
     model of another architecture raises ValueError.
@@ -66,31 +101,89 @@ class CheckpointManager:
         os.makedirs(tmp)
         variables = self._variables()
         arrays = {f"v{i:05d}": np.asarray(v.numpy()) for i, v in enumerate(variables)}
-        np.savez(os.path.join(tmp, "variables.npz"), **arrays)
+        npz = os.path.join(tmp, "variables.npz")
+        np.savez(npz, **arrays)
+        _fsync(npz)
         meta = {
             "state": state,
             "paths": [v.path for v in variables],
             "shapes": [list(v.shape) for v in variables],
+            "files": {"variables.npz": {"bytes": os.path.getsize(npz), "sha256": _sha256(npz)}},
         }
         with open(os.path.join(tmp, "state.json"), "w") as f:
             json.dump(meta, f, indent=1)
+            f.flush()
+            os.fsync(f.fileno())
         shutil.rmtree(final, ignore_errors=True)
         os.replace(tmp, final)
+        _fsync(self.directory)
         for old in self.checkpoints()[: -self.keep]:
             shutil.rmtree(old, ignore_errors=True)
         return final
 
+    def verify(self, path):
+        """Reads checkpoint `path`'s metadata and checks its files; returns the metadata.
+
+        Raises DamagedCheckpointError when `state.json` is unreadable or `variables.npz` is
+        missing, of another size or SHA-256 than recorded, or (for checkpoints written
+        before sizes were recorded) not a readable archive.
+        """
+        try:
+            with open(os.path.join(path, "state.json")) as f:
+                meta = json.load(f)
+        except (OSError, ValueError) as error:
+            raise DamagedCheckpointError(f"{path}/state.json is unreadable ({error}).") from None
+        npz = os.path.join(path, "variables.npz")
+        if not os.path.isfile(npz):
+            raise DamagedCheckpointError(f"{npz} is missing.")
+        recorded = meta.get("files", {}).get("variables.npz")
+        if recorded is not None:
+            size = os.path.getsize(npz)
+            if size != recorded["bytes"]:
+                raise DamagedCheckpointError(
+                    f"{npz} has {size} bytes, {recorded['bytes']} were written (truncated?)."
+                )
+            if _sha256(npz) != recorded["sha256"]:
+                raise DamagedCheckpointError(f"{npz} differs from what was written (SHA-256).")
+        else:
+            try:
+                with np.load(npz) as data:
+                    for name in data.files:
+                        data[name]
+            except (OSError, ValueError, EOFError, zipfile.BadZipFile) as error:
+                raise DamagedCheckpointError(f"{npz} is unreadable ({error}).") from None
+        return meta
+
     def restore(self, path=None):
-        """Loads checkpoint `path` (default: the newest) into model and optimizer.
+        """Loads checkpoint `path` (default: the newest intact one) into model and optimizer.
 
         The optimizer must be built (`optimizer.build(model.trainable_variables)`) first.
-        Returns the saved state dict, or None when there is no checkpoint.
+        Without `path`, damaged checkpoints (see `verify`) are skipped with a warning, newest
+        first. Returns the saved state dict, or None when there is no checkpoint.
+        Raises DamagedCheckpointError when `path` is damaged, or when every checkpoint is.
         """
-        path = path or self.latest()
-        if path is None:
-            return None
-        with open(os.path.join(path, "state.json")) as f:
-            meta = json.load(f)
+        if path is not None:
+            return self._load(path, self.verify(path))
+        found = self.checkpoints()
+        damaged = []
+        for candidate in reversed(found):
+            try:
+                meta = self.verify(candidate)
+            except DamagedCheckpointError as error:
+                damaged.append(candidate)
+                logger.warning("Skipping a damaged checkpoint: %s", error)
+                continue
+            if damaged:
+                logger.warning("Resuming from %s, the newest intact checkpoint.", candidate)
+            return self._load(candidate, meta)
+        if damaged:
+            raise DamagedCheckpointError(
+                f"Every checkpoint in {self.directory} is damaged ({', '.join(damaged)}); "
+                "delete them (or start over with --no-resume) to train from the start."
+            )
+        return None
+
+    def _load(self, path, meta):
         variables = self._variables()
         if len(variables) != len(meta["paths"]):
             raise ValueError(
@@ -107,3 +200,18 @@ class CheckpointManager:
                     )
                 v.assign(value)
         return meta["state"]
+
+
+def model_arrays(path, model):
+    """The values checkpoint `path` holds for `model.variables`, in their order (the
+    checkpoint verified first; its variables' shapes must match the model's)."""
+    meta = CheckpointManager(os.path.dirname(os.fspath(path)), model, None).verify(path)
+    shapes = [list(v.shape) for v in model.variables]
+    # By position and shape (a reloaded model may name its variables differently).
+    if meta["shapes"][: len(shapes)] != shapes:
+        raise ValueError(
+            f"Checkpoint {path} was written for another model: the shapes of its first "
+            f"{len(shapes)} variables differ from the model's."
+        )
+    with np.load(os.path.join(path, "variables.npz")) as data:
+        return [data[f"v{i:05d}"] for i in range(len(shapes))]

@@ -1,9 +1,10 @@
 """The end of a recipe: score the best model on the test split and write its files.
 
 `evaluate_and_report` translates the test split with greedy and beam search, scores both
-with sacreBLEU (BLEU, chrF and their signatures), measures perplexity, and writes
-`metrics.json`, the translations, `bleu_by_length.{png,tsv,md}` (Bahdanau et al. 2014,
-figure 2) and `attention_*.png` (figure 3), then exports `serving/` through the Translator.
+with sacreBLEU (BLEU, chrF and their signatures), measures perplexity, and writes the
+translations, `bleu_by_length.{png,tsv,md}` (Bahdanau et al. 2014, figure 2),
+`attention_*.png` (figure 3) and `translator.json`, then exports `serving/` through the
+Translator. It returns the figures; `zoo.workflow.run` writes them to `metrics.json`.
 """
 
 import json
@@ -204,7 +205,7 @@ def evaluate_and_report(
     if export:
         serving = os.path.join(out, "serving")
         say(f"  exporting the translator (beam {beam_size}) to {serving}")
-        translator.export(serving)
+        translator.export(serving, n_best=beam_size if beam_size > 1 else None)
         files["serving"] = serving
     return {
         "test": test_metrics,

@@ -11,7 +11,6 @@
    plots, `metrics.json`, the `serving/` SavedModel; then a one-line summary.
 """
 
-import dataclasses
 import json
 import os
 import shutil
@@ -22,7 +21,8 @@ import keras
 import tensorflow as tf
 
 from zoo import training
-from zoo.data import load_corpus, make_dataset, token_lengths
+from zoo.data import load_corpus, make_dataset
+from zoo.errors import UsageError, exit_on_user_error
 from zoo.models import model_dropout
 from zoo.text import load_tokenizer, train_tokenizer
 from zoo.workflow.arguments import PAPER_OPTIMIZERS, make_parser, resolve_defaults
@@ -36,9 +36,11 @@ RESUMABLE_CHANGES = frozenset(
         "max_steps",
         "max_minutes",
         "checkpoint_every",
+        "keep_checkpoints",
         "resume",
         "beam_size",
         "length_penalty",
+        "coverage_penalty",
         "eval_batch_size",
         "attention_plots",
         "out",
@@ -48,6 +50,7 @@ RESUMABLE_CHANGES = frozenset(
         "strategy",
         "deterministic",
         "jit_compile",
+        "debug",
     }
 )
 
@@ -71,7 +74,6 @@ def main(
     description=None,
     switches=None,
     add_arguments=None,
-    max_source_length=None,
     argv=None,
 ):
     """Parses the command line and runs the recipe: train, evaluate, export.
@@ -85,10 +87,6 @@ def main(
         description: --help text; recipes pass their module docstring.
         switches: the architecture switches the recipe accepts (see `make_parser`).
         add_arguments: optional `add_arguments(parser)` adding recipe-specific flags.
-        max_source_length: for models that cannot read longer sources (Luong's location
-            score): a function `args -> int`. Training and validation pairs with longer
-            sources are dropped and longer test sentences are left out of the scores (the
-            count is logged and stored in metrics.json as `test_left_out`).
         argv: the arguments (default: `sys.argv[1:]`).
 
     Returns:
@@ -107,11 +105,15 @@ def main(
         resolve_defaults(args)
     except ValueError as error:
         parser.error(str(error))
-    try:
-        return run(build_model, args, max_source_length=max_source_length)
-    except training.TrainingInterrupted as interrupted:  # Ctrl-C or SIGTERM: checkpointed
-        print(f"\n{args.recipe}: {interrupted}", file=sys.stderr, flush=True)
-        sys.exit(interrupted.exit_code)
+
+    def job():
+        try:
+            return run(build_model, args)
+        except training.TrainingInterrupted as interrupted:  # Ctrl-C or SIGTERM: checkpointed
+            print(f"\n{args.recipe}: {interrupted}", file=sys.stderr, flush=True)
+            sys.exit(interrupted.exit_code)
+
+    return exit_on_user_error(job, prog=parser.prog, debug=args.debug)
 
 
 def _load_splits(args, say):
@@ -129,6 +131,16 @@ def _load_splits(args, say):
     return train, val, test
 
 
+def written_files(files):
+    """The names the final line lists: what this run wrote, given the report's `files`."""
+    names = ["model.keras", "metrics.json", "translations.*.txt", "bleu_by_length.png"]
+    if files.get("attention_png"):
+        names.append("attention_*.png")
+    if files.get("serving"):
+        names.append("serving/")
+    return names + ["logs/"]
+
+
 def _check_previous_run(out, args, say):
     """Refuses to resume a run made with different settings; records this run's settings."""
     path = os.path.join(out, RUN_FILE)
@@ -143,7 +155,7 @@ def _check_previous_run(out, args, say):
         )
         if changed:
             details = ", ".join(f"{k}: {previous.get(k)!r} -> {current.get(k)!r}" for k in changed)
-            raise ValueError(
+            raise UsageError(
                 f"{out} holds a run with other settings ({details}). Resume it with the same "
                 "settings, choose another --out, or pass --no-resume to start over."
             )
@@ -176,19 +188,6 @@ def _tokenizers(args, train, out, chief, say):
     return tokenizers
 
 
-def _drop_long_sources(corpus, tokenizer, limit):
-    lengths = token_lengths(tokenizer, corpus.source)
-    keep = [i for i, n in enumerate(lengths) if n <= limit]
-    if len(keep) == len(corpus):
-        return corpus, 0
-    kept = dataclasses.replace(
-        corpus,
-        source=[corpus.source[i] for i in keep],
-        target=[corpus.target[i] for i in keep],
-    )
-    return kept, len(corpus) - len(keep)
-
-
 def _write_vocabulary(tokenizer, path):
     ids = tf.range(tokenizer.vocab_size, dtype=tf.int32)
     tokens = [t.decode("utf-8", "replace") for t in tokenizer.id_to_token(ids).numpy()]
@@ -216,7 +215,7 @@ def _duration(seconds):
     return f"{hours}h{minutes:02d}m" if hours else f"{minutes}m{seconds:02d}s"
 
 
-def run(build_model, args, max_source_length=None):
+def run(build_model, args):
     """Runs a recipe on parsed, resolved arguments (see `main`); returns the metrics dict."""
     started = time.perf_counter()
     strategy = training.make_strategy(args.strategy)
@@ -227,50 +226,68 @@ def run(build_model, args, max_source_length=None):
         tf.config.experimental.enable_op_determinism()
     previous_precision = training.set_precision(args.precision)
     try:
-        limit = max_source_length(args) if max_source_length else None
-        return _run(build_model, args, strategy, chief, say, started, limit)
+        return _run(build_model, args, strategy, chief, say, started)
     finally:
         training.set_precision(previous_precision)
 
 
-def _run(build_model, args, strategy, chief, say, started, limit):
+def _run(build_model, args, strategy, chief, say, started):
     out = os.path.abspath(args.out)
     if chief:
         os.makedirs(out, exist_ok=True)
         _check_previous_run(out, args, say)
     say(f"{args.recipe}: size {args.size}, precision {args.precision}, output {out}")
     train, val, test = _load_splits(args, say)
-    source_tokenizer, target_tokenizer = _tokenizers(args, train, out, chief, say)
+    tokenizers = _tokenizers(args, train, out, chief, say)
     say(
-        f"Vocabularies: {source_tokenizer.vocab_size} ({args.source_lang}), "
-        f"{target_tokenizer.vocab_size} ({args.target_lang})"
+        f"Vocabularies: {tokenizers[0].vocab_size} ({args.source_lang}), "
+        f"{tokenizers[1].vocab_size} ({args.target_lang})"
     )
+    train_data, val_data, steps_per_epoch = _pipelines(args, train, val, tokenizers)
+    with strategy.scope():
+        model = build_model(args, tokenizers[0].vocab_size, tokenizers[1].vocab_size)
+        dropout = model_dropout(model)
+        optimizer = training.make_optimizer(
+            args.optimizer,
+            steps_per_epoch=steps_per_epoch,
+            dropout=dropout,
+            learning_rate=args.learning_rate,
+            decay_after_epochs=args.decay_after,
+        )
+    say(f"Model {model.name}: {int(model.count_params()):,} parameters")
+    say(_optimizer_note(args, steps_per_epoch, dropout))
+    data = (train_data, val_data, steps_per_epoch)
+    summary = _train(args, model, optimizer, data, strategy, out, say)
+    if not chief:
+        return {"training": summary}
+    best = keras.models.load_model(summary["model_path"])
+    report = _report(args, best, test, tokenizers, out, say)
+    metrics = _metrics(args, model, summary, report, time.perf_counter() - started)
+    write_json(os.path.join(out, "metrics.json"), metrics)
+    beam, greedy = report["beam"], report["greedy"]
+    say(
+        f"{args.recipe}: BLEU {beam['bleu']:.2f} (beam {args.beam_size}), "
+        f"{greedy['bleu']:.2f} (greedy), chrF {beam['chrf']:.2f} on {args.data} "
+        f"{args.test_split} {args.source_lang}->{args.target_lang} after "
+        f"{summary['epochs']:.2f} epochs ({summary['steps']} steps, "
+        f"{_duration(summary['train_time_s'])} training); files in {out}/ "
+        f"({', '.join(written_files(report['files']))})"
+    )
+    return metrics
 
-    test_left_out = 0
-    if limit:
-        test, test_left_out = _drop_long_sources(test, source_tokenizer, limit)
-        if test_left_out:
-            say(
-                f"  {test_left_out} test sentences have more than {limit} source tokens, "
-                "which this model cannot address; they are left out of the scores"
-            )
+
+def _pipelines(args, train, val, tokenizers):
+    """(train_data(epoch) -> dataset, val_data, steps per epoch)."""
 
     def dataset(corpus, **kwargs):
         return make_dataset(
-            corpus.source,
-            corpus.target,
-            source_tokenizer,
-            target_tokenizer,
-            batch_size=args.batch_size,
-            **kwargs,
+            corpus.source, corpus.target, *tokenizers, batch_size=args.batch_size, **kwargs
         )
-
-    train_length = min(args.max_length, limit) if limit else args.max_length
 
     def epoch_data(epoch):  # seeded per epoch: a resumed run sees the same batches
         return dataset(
             train,
-            max_length=train_length,
+            max_length=args.max_length,
             shuffle=True,
             seed=args.seed + epoch,
             batching=args.batching,
@@ -282,22 +299,12 @@ def _run(build_model, args, strategy, chief, say, started, limit):
     def train_data(epoch):
         return first_epoch if epoch == 0 else epoch_data(epoch)
 
-    val_data = dataset(val, max_length=limit, shuffle=False, batching="plain")
-    steps_per_epoch = len(first_epoch)
+    val_data = dataset(val, max_length=None, shuffle=False, batching="plain")
+    return train_data, val_data, len(first_epoch)
 
-    with strategy.scope():
-        model = build_model(args, source_tokenizer.vocab_size, target_tokenizer.vocab_size)
-        dropout = model_dropout(model)
-        optimizer = training.make_optimizer(
-            args.optimizer,
-            steps_per_epoch=steps_per_epoch,
-            dropout=dropout,
-            learning_rate=args.learning_rate,
-            decay_after_epochs=args.decay_after,
-        )
-    parameters = int(model.count_params())
-    say(f"Model {model.name}: {parameters:,} parameters")
-    say(_optimizer_note(args, steps_per_epoch, dropout))
+
+def _train(args, model, optimizer, data, strategy, out, say):
+    train_data, val_data, steps_per_epoch = data
     cap = f", at most {args.max_steps} steps" if args.max_steps else ""
     if args.label_smoothing:
         cap += f", label smoothing {args.label_smoothing}"
@@ -305,7 +312,7 @@ def _run(build_model, args, strategy, chief, say, started, limit):
         f"Training: {args.epochs} epochs of {steps_per_epoch} batches of {args.batch_size} "
         f"pairs{cap}; checkpoints every {args.checkpoint_every} steps in {out}/checkpoints"
     )
-    summary = training.train(
+    return training.train(
         model,
         train_data,
         val_data,
@@ -315,34 +322,34 @@ def _run(build_model, args, strategy, chief, say, started, limit):
         max_steps=args.max_steps,
         steps_per_epoch=steps_per_epoch,
         checkpoint_every=args.checkpoint_every,
+        keep_checkpoints=args.keep_checkpoints,
         resume=args.resume,
         strategy=strategy,
         jit_compile=args.jit_compile,
         label_smoothing=args.label_smoothing,
         loss_normalization=args.loss_normalization,
         callbacks=[training.TimeLimit(args.max_minutes)] if args.max_minutes else None,
-        verbose=1 if chief else 0,
+        verbose=1 if say.enabled else 0,  # the chief's progress bar
     )
-    if not chief:
-        return {"training": summary}
 
+
+def _report(args, best, test, tokenizers, out, say):
+    """Scores the best model on the test split and writes the report files and serving/."""
     from zoo.translator import Translator  # noqa: PLC0415 (layer 4, imported when needed)
 
-    best = keras.models.load_model(summary["model_path"])
     translator = Translator(
         best,
-        source_tokenizer,
-        target_tokenizer,
+        *tokenizers,
         beam_size=args.beam_size,
         length_penalty=args.length_penalty,
+        coverage_penalty=args.coverage_penalty,
         batch_size=args.eval_batch_size,
     )
-    report = evaluate_and_report(
+    return evaluate_and_report(
         best,
         translator,
         test,
-        source_tokenizer,
-        target_tokenizer,
+        *tokenizers,
         out=out,
         beam_size=args.beam_size,
         length_penalty=args.length_penalty,
@@ -357,8 +364,12 @@ def _run(build_model, args, strategy, chief, say, started, limit):
             "target_lang": args.target_lang,
         },
     )
+
+
+def _metrics(args, model, summary, report, wall_time_s):
+    """The metrics.json of a run."""
     beam, greedy = report["beam"], report["greedy"]
-    metrics = {
+    return {
         "recipe": args.recipe,
         "model": model.name,
         "data": args.data,
@@ -366,7 +377,7 @@ def _run(build_model, args, strategy, chief, say, started, limit):
         "target_lang": args.target_lang,
         "test_split": args.test_split,
         "size": args.size,
-        "parameters": parameters,
+        "parameters": int(model.count_params()),
         "bleu": beam["bleu"],
         "chrf": beam["chrf"],
         "bleu_greedy": greedy["bleu"],
@@ -374,13 +385,12 @@ def _run(build_model, args, strategy, chief, say, started, limit):
         "bleu_signature": beam["bleu_signature"],
         "chrf_signature": beam["chrf_signature"],
         "beam_size": args.beam_size,
-        "test_left_out": test_left_out,
         "ppl": report["test"]["ppl"],
         "train_time_s": summary["train_time_s"],
         "steps": summary["steps"],
         "epochs": summary["epochs"],
         "tokens_per_s": summary["tokens_per_s"],
-        "wall_time_s": time.perf_counter() - started,
+        "wall_time_s": wall_time_s,
         "test": report["test"],
         "greedy": greedy,
         "beam": beam,
@@ -389,13 +399,3 @@ def _run(build_model, args, strategy, chief, say, started, limit):
         "files": report["files"],
         "args": vars(args),
     }
-    write_json(os.path.join(out, "metrics.json"), metrics)
-    say(
-        f"{args.recipe}: BLEU {beam['bleu']:.2f} (beam {args.beam_size}), "
-        f"{greedy['bleu']:.2f} (greedy), chrF {beam['chrf']:.2f} on {args.data} "
-        f"{args.test_split} {args.source_lang}->{args.target_lang} after "
-        f"{summary['epochs']:.2f} epochs ({summary['steps']} steps, "
-        f"{_duration(summary['train_time_s'])} training); files in {out}/ (model.keras, "
-        f"serving/, metrics.json, bleu_by_length.png, attention_*.png, logs/)"
-    )
-    return metrics
