@@ -1,6 +1,7 @@
 """Tests of zoo.translator.Translator: order, batching, robustness, attention, files."""
 
 import json
+import logging
 
 import numpy as np
 import pytest
@@ -28,7 +29,9 @@ def test_mixed_batch_translates_in_order(translator, mixed_outputs):
     assert isinstance(mixed_outputs, list) and len(mixed_outputs) == len(MIXED)
     assert all(isinstance(text, str) for text in mixed_outputs)
     assert mixed_outputs[1] == "" and mixed_outputs[2] == ""  # no tokens, nothing to translate
-    assert all(mixed_outputs[i] for i in (0, 3, 4, 5, 6))  # the model says something
+    steps = [len(t.target_tokens) for t in translator.translate_with_attention(MIXED)]
+    assert steps[1] == steps[2] == 0  # not asked to translate nothing
+    assert all(steps[i] >= 1 for i in (0, 3, 4, 5, 6))  # searched (junk, maybe END alone)
     # Each sentence alone through the same graph gives the same text: sorting by length and
     # batching did not mix rows up.
     function = translator.translate_function(2)
@@ -132,11 +135,25 @@ def test_bad_arguments(translator):
     assert translator.translate([]) == []
 
 
-def test_location_attention_hard_limit(data_dir):
-    """Luong's location score addresses max_length (32 at tiny) positions: longer raises."""
+def test_location_attention_reads_long_sentences_with_a_warning(data_dir, caplog):
+    """Luong's location score addresses max_length (32 at tiny) positions: a longer sentence
+    is translated with no attention past them, a warning names it, and the other sentences
+    of its batch translate as they do alone."""
     translator = toy_translator("luong_global_location", beam_size=1)
-    with pytest.raises(ValueError, match="location"):
-        translator.translate(["Ein Hund.", LONG])
+    limit = translator.source_limit()
+    with caplog.at_level(logging.WARNING, logger="zoo.translator"):
+        both = translator.translate(["Ein Hund.", LONG])
+    assert f"Sentence(s) 1 have more than {limit} tokens" in caplog.text
+    assert both[0] == translator.translate(["Ein Hund."])[0]
+    (t,) = translator.translate_with_attention([LONG])
+    assert len(t.source_tokens) > limit
+    np.testing.assert_array_equal(t.weights[:, limit:], 0.0)
+    np.testing.assert_allclose(t.weights.sum(-1), 1.0, atol=1e-5)
+
+
+def test_lone_surrogate_is_refused_by_index(translator):
+    with pytest.raises(ValueError, match=r"sentences\[1\] is not valid Unicode.*surrogate"):
+        translator.translate(["Ein Hund.", "kaputt \ud800 hier"])
 
 
 def test_save_and_from_directory(translator, mixed_outputs, tmp_path):
@@ -158,3 +175,17 @@ def test_save_and_from_directory(translator, mixed_outputs, tmp_path):
         Translator.from_directory(tmp_path, beam=3)
     with pytest.raises(ValueError, match="not a zoo output folder"):
         Translator.from_directory(tmp_path / "nowhere")
+
+
+def test_n_best_lists_start_with_the_translation(translator, mixed_outputs):
+    lists = translator.translate_n_best(MIXED, n_best=2)
+    assert len(lists) == len(MIXED) and all(len(entries) == 2 for entries in lists)
+    assert [entries[0][0] for entries in lists] == mixed_outputs
+    expected = translator.translate_with_attention(MIXED)
+    for entries, t in zip(lists, expected, strict=True):
+        np.testing.assert_allclose(entries[0][1], t.score, rtol=1e-5, atol=1e-6)
+        assert entries[0][1] >= entries[1][1]  # best first
+    assert lists[1] == [("", 0.0), ("", 0.0)]  # an empty sentence
+    assert translator.translate_n_best(MIXED[:2]) == lists[:2]  # default n: the beam size
+    with pytest.raises(ValueError, match="at most the beam size"):
+        translator.translate_n_best(MIXED, n_best=3)

@@ -52,6 +52,13 @@ class Translation:
             self.source_tokens, self.target_tokens, self.weights, path, title=title
         )
 
+    def alignment(self):
+        """The hard word alignment read from the weights, in the Pharaoh format ("0-0 1-2",
+        source word index first; `zoo.evaluation.hard_alignment`)."""
+        from zoo.evaluation import format_pharaoh, hard_alignment
+
+        return format_pharaoh(hard_alignment(self.source_tokens, self.target_tokens, self.weights))
+
     def format_weights(self, digits=2):
         """The weights as a plain-text table (target rows, source columns)."""
         width = max([len(t) for t in self.source_tokens] + [digits + 2, 1])
@@ -65,7 +72,8 @@ class Translation:
 
 def check_sentences(sentences):
     """`sentences` as a list of str, or a ValueError naming what was received (a single
-    string, a non-iterable, or the index of the first non-string)."""
+    string, a non-iterable, or the index of the first non-string or of the first string
+    that is not valid Unicode, such as one with a lone surrogate)."""
     if isinstance(sentences, (str, bytes)):
         raise ValueError(
             "sentences must be a list of strings, received a single string; wrap it as [sentence]."
@@ -82,6 +90,14 @@ def check_sentences(sentences):
                 f"sentences must be a list of str, received {type(sentence).__name__} "
                 f"{sentence!r} at index {index}."
             )
+        try:
+            sentence.encode("utf-8")
+        except UnicodeEncodeError as error:  # a lone surrogate, e.g. "\ud800"
+            raise ValueError(
+                f"sentences[{index}] is not valid Unicode text: {error.reason} "
+                f"({sentence[error.start : error.end]!r} at character {error.start} of "
+                f"{sentence!r}); it cannot be written as UTF-8."
+            ) from None
     return sentences
 
 

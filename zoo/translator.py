@@ -20,13 +20,17 @@ Input rules (the same in the SavedModel):
   and an empty attention matrix; the model is not asked to translate nothing.
 - Characters never seen in training become the unknown id (3) and are translated as such.
 - Long sentences are translated whole, never truncated: a sentence of n tokens may produce
-  up to `ceil(max_length_ratio * n) + max_length_offset` tokens. The one hard limit is the
-  "location" attention score (Luong et al. 2015, eq. 8), which addresses at most
-  `max_length` source positions: longer sentences raise ValueError (in the SavedModel, an
-  InvalidArgumentError).
+  up to `ceil(max_length_ratio * n) + max_length_offset` tokens. The "location" attention
+  score (Luong et al. 2015, eq. 8) addresses the first `max_length` source positions: a
+  longer sentence is translated (the encoder reads all of it) with no attention past that
+  position, and `translate` logs a warning naming it. The other sentences of its batch
+  are unaffected.
+- Bytes that are not valid UTF-8 (possible in the SavedModel's tf.string input) become
+  U+FFFD replacement characters before tokenizing.
 """
 
 import json
+import logging
 import math
 import os
 
@@ -38,13 +42,23 @@ from zoo.constants import PAD_ID
 from zoo.search import search
 from zoo.translation import as_text, check_sentences, to_translation
 
+logger = logging.getLogger("zoo.translator")
+WORD_START = "\u2581"  # SentencePiece's word-start mark (zoo.evaluation.alignment)
+
 MODEL_FILE = "model.keras"
 SOURCE_TOKENIZER_DIR = "source_tokenizer"
 TARGET_TOKENIZER_DIR = "target_tokenizer"
 CONFIG_FILE = "translator.json"
 SERVING_DIR = "serving"
 
-_SETTINGS = ("beam_size", "length_penalty", "batch_size", "max_length_ratio", "max_length_offset")
+_SETTINGS = (
+    "beam_size",
+    "length_penalty",
+    "batch_size",
+    "max_length_ratio",
+    "max_length_offset",
+    "coverage_penalty",
+)
 
 
 def _check_float(name, value):
@@ -76,6 +90,7 @@ class Translator:
         batch_size: default number of sentences per search call.
         max_length_ratio, max_length_offset: a sentence of n tokens produces at most
             `ceil(ratio * n) + offset` tokens, END included.
+        coverage_penalty: GNMT's beta (`zoo.search.search`; beam search only), 0 for none.
 
     Sentences are sorted by token length before batching (less padding, faster search) and
     returned in input order. Each beam size compiles one `tf.function` (strings -> outputs,
@@ -98,6 +113,7 @@ class Translator:
         batch_size=64,
         max_length_ratio=1.5,
         max_length_offset=10,
+        coverage_penalty=0.0,
     ):
         for label, tokenizer in (("source", source_tokenizer), ("target", target_tokenizer)):
             if not all(hasattr(tokenizer, m) for m in ("tokenize", "detokenize", "id_to_token")):
@@ -121,6 +137,7 @@ class Translator:
         self.batch_size = check_int(None, "batch_size", batch_size)
         self.max_length_ratio = _check_float("max_length_ratio", max_length_ratio)
         self.max_length_offset = check_int(None, "max_length_offset", max_length_offset, minimum=0)
+        self.coverage_penalty = _check_float("coverage_penalty", coverage_penalty)
         self._check_vocab_sizes()
         self._functions = {}
 
@@ -145,9 +162,10 @@ class Translator:
 
     # -- the graph ---------------------------------------------------------------------------
     def source_limit(self):
-        """The longest source (in tokens) the model can read, or None when unbounded.
+        """The source positions the model's attention can address, or None when unbounded.
 
-        Only Luong's "location" score has one (its `max_length`)."""
+        Only Luong's "location" score has a limit (its `max_length`): later positions get
+        no attention."""
         attention = getattr(self.model.get_layer("decoder"), "attention", None)
         if getattr(attention, "score", None) == "location":
             return int(attention.max_length)
@@ -162,26 +180,14 @@ class Translator:
                 `attention=True`: without it the search skips collecting the weights),
             source_ids (B, Ts) int32, source_lengths (B,) int32,
             target_ids (B, T) int32 (END then PAD), target_lengths (B,) int32 (END included),
-            source_tokens (B, Ts) tf.string and target_tokens (B, T) tf.string ("" padding).
+            source_tokens (B, Ts) tf.string and target_tokens (B, T) tf.string ("" padding),
+            alignment (B,) tf.string: the hard word alignment in the Pharaoh format (only
+                with `attention=True`; `graph_alignments`).
         Sentences with no tokens get translation "", score 0, target length 0.
         """
         beam_size = self.setting("beam_size", beam_size)
-        sentences = tf.convert_to_tensor(sentences, tf.string)
-        ragged = self.source_tokenizer.tokenize(sentences)
-        source_lengths = tf.cast(ragged.row_lengths(), tf.int32)
-        source_ids = ragged.to_tensor(default_value=PAD_ID)
-        # The encoders need at least one column, even when every sentence is empty.
-        missing = tf.maximum(1 - tf.shape(source_ids)[1], 0)
-        source_ids = tf.pad(source_ids, [[0, 0], [0, missing]], constant_values=PAD_ID)
-        result = search(
-            self.model,
-            source_ids,
-            beam_size=beam_size,
-            length_penalty=self.length_penalty,
-            max_length_ratio=self.max_length_ratio,
-            max_length_offset=self.max_length_offset,
-            return_attention=attention,
-        )
+        source_ids, source_lengths = self._graph_source(sentences)
+        result = self._search(source_ids, beam_size, return_attention=attention)
         empty = tf.equal(source_lengths, 0)
         target_ids = tf.where(empty[:, None], PAD_ID, tf.cast(result.ids, tf.int32))
         target_lengths = tf.where(empty, 0, tf.cast(result.lengths, tf.int32))
@@ -210,7 +216,53 @@ class Translator:
         if attention:
             weights = tf.cast(result.attention, tf.float32)
             outputs["attention"] = tf.where(empty[:, None, None], 0.0, weights)
+            outputs["alignment"] = graph_alignments(outputs)
         return outputs
+
+    def _search(self, source_ids, beam_size, return_attention, n_best=None):
+        """`zoo.search.search` with this translator's settings."""
+        return search(
+            self.model,
+            source_ids,
+            beam_size=beam_size,
+            length_penalty=self.length_penalty,
+            coverage_penalty=self.coverage_penalty,
+            max_length_ratio=self.max_length_ratio,
+            max_length_offset=self.max_length_offset,
+            return_attention=return_attention,
+            n_best=n_best,
+        )
+
+    def _graph_source(self, sentences):
+        """`tf.string` (B,) -> (source_ids (B, Ts >= 1) int32, source_lengths (B,) int32)."""
+        sentences = tf.convert_to_tensor(sentences, tf.string)
+        # Invalid UTF-8 (only possible through the SavedModel's tf.string input) -> U+FFFD.
+        sentences = tf.strings.unicode_transcode(
+            sentences, "UTF-8", "UTF-8", errors="replace", replacement_char=0xFFFD
+        )
+        ragged = self.source_tokenizer.tokenize(sentences)
+        source_lengths = tf.cast(ragged.row_lengths(), tf.int32)
+        source_ids = ragged.to_tensor(default_value=PAD_ID)
+        # The encoders need at least one column, even when every sentence is empty.
+        missing = tf.maximum(1 - tf.shape(source_ids)[1], 0)
+        source_ids = tf.pad(source_ids, [[0, 0], [0, missing]], constant_values=PAD_ID)
+        return source_ids, source_lengths
+
+    def graph_translate_n_best(self, sentences, beam_size, n_best):
+        """The in-graph n-best list of `tf.string` sentences (B,): a dict of
+        translations (B, n) tf.string and scores (B, n) float32, best first (the search's
+        ranking scores). A sentence with no tokens gets "" and 0 in every column; missing
+        hypotheses (fewer than n exist) get "" and -inf."""
+        source_ids, source_lengths = self._graph_source(sentences)
+        result = self._search(source_ids, beam_size, return_attention=False, n_best=n_best)
+        ids = tf.cast(result.ids, tf.int32)  # (B, n, T)
+        flat = tf.reshape(ids, [-1, tf.shape(ids)[2]])
+        texts = tf.reshape(self.target_tokenizer.detokenize(flat), tf.shape(ids)[:2])
+        empty = tf.equal(source_lengths, 0)[:, None]
+        missing = tf.equal(tf.cast(result.lengths, tf.int32), 0)
+        texts = tf.where(empty | missing, tf.constant("", tf.string), texts)
+        scores = tf.where(empty, 0.0, tf.cast(result.scores, tf.float32))
+        return {"translations": texts, "scores": scores}
 
     def setting(self, name, value):
         """This call's `beam_size` or `batch_size`: the translator's own when None, else
@@ -232,7 +284,10 @@ class Translator:
         return self._functions[key]
 
     # -- translation ---------------------------------------------------------------------------
-    def _run(self, sentences, beam_size, batch_size, progress, attention=True):
+    def _run(self, sentences, beam_size, batch_size, progress, attention=True, make=None):
+        """Translates in batches sorted by length; returns (sentences, one dict of NumPy
+        outputs per sentence, in input order). `make()` gives the graph function (default:
+        `translate_function(beam_size, attention)`)."""
         sentences = check_sentences(sentences)
         beam_size = self.setting("beam_size", beam_size)
         batch_size = self.setting("batch_size", batch_size)
@@ -241,14 +296,19 @@ class Translator:
         lengths = self.source_lengths(sentences)
         limit = self.source_limit()
         if limit is not None and lengths.max() > limit:
-            index = int(np.argmax(lengths))
-            raise ValueError(
-                f"Sentence {index} has {int(lengths[index])} tokens, but this model's 'location' "
-                f"attention addresses at most {limit} source positions (max_length); split the "
-                f"sentence or use another attention score. Received: {sentences[index]!r}."
+            longer = [int(i) for i in np.flatnonzero(lengths > limit)]
+            logger.warning(
+                "Sentence(s) %s have more than %d tokens (the longest: %d), the source positions "
+                "this model's 'location' attention addresses (max_length): they are translated "
+                "with no attention past token %d.",
+                ", ".join(map(str, longer[:10])) + (" ..." if len(longer) > 10 else ""),
+                limit,
+                int(lengths.max()),
+                limit,
             )
         order = sorted(range(len(sentences)), key=lambda i: -int(lengths[i]))  # stable
-        function = self.translate_function(beam_size, attention)
+        make = make or (lambda: self.translate_function(beam_size, attention))
+        function = make()
         outputs = [None] * len(sentences)
         from tqdm.auto import tqdm
 
@@ -262,7 +322,7 @@ class Translator:
                     # A tokenizer's TF resource was freed after tracing (`tf.random.set_seed`
                     # clears the kernel cache that owns tensorflow-text's SentencePiece
                     # model): rebuild the resources eagerly, retrace once, retry.
-                    function = self._retrace(beam_size, attention)
+                    function = self._retrace(make)
                     result = function(strings)
                 result = {key: value.numpy() for key, value in result.items()}
                 for row, index in enumerate(batch):
@@ -270,13 +330,13 @@ class Translator:
                 bar.update(len(batch))
         return sentences, outputs
 
-    def _retrace(self, beam_size, attention):
+    def _retrace(self, make):
         probe = tf.constant(["a"], tf.string)
         for tokenizer in (self.source_tokenizer, self.target_tokenizer):
             tokenizer.id_to_token(tokenizer.tokenize(probe).flat_values)
             tokenizer.detokenize(tf.constant([[4]], tf.int32))
         self._functions.clear()
-        return self.translate_function(beam_size, attention)
+        return make()
 
     def source_lengths(self, sentences):
         """NumPy int array: the number of source tokens of each sentence."""
@@ -309,17 +369,57 @@ class Translator:
         sentences, outputs = self._run(sentences, beam_size, batch_size, progress)
         return [to_translation(s, out) for s, out in zip(sentences, outputs, strict=True)]
 
+    def translate_n_best(
+        self, sentences, n_best=None, beam_size=None, batch_size=None, progress=False
+    ):
+        """The `n_best` best translations of each sentence with their scores, best first:
+        a list (one per sentence, in input order) of lists of `(translation, score)`.
+
+        `n_best` defaults to the beam size; it is at most the beam size (beam search keeps
+        that many finished hypotheses). Scores are the search's ranking scores (with the
+        length penalty); entries whose score is -inf do not exist (tiny vocabularies)."""
+        beam_size = self.setting("beam_size", beam_size)
+        n_best = beam_size if n_best is None else check_int(None, "n_best", n_best)
+        if n_best > beam_size:
+            raise ValueError(f"n_best must be at most the beam size ({beam_size}), got {n_best}.")
+
+        def make():
+            key = ("n_best", beam_size, n_best)
+            if key not in self._functions:
+                self._functions[key] = tf.function(
+                    lambda sentences: self.graph_translate_n_best(sentences, beam_size, n_best),
+                    input_signature=[tf.TensorSpec([None], tf.string, name="sentences")],
+                    autograph=False,
+                )
+            return self._functions[key]
+
+        _, outputs = self._run(sentences, beam_size, batch_size, progress, make=make)
+        return [
+            [
+                (as_text(text), float(score))
+                for text, score in zip(o["translations"], o["scores"], strict=True)
+            ]
+            for o in outputs
+        ]
+
     # -- files -------------------------------------------------------------------------------
-    def export(self, path, beam_size=None, greedy=True, attention=True, verbose=False):
+    def export(self, path, beam_size=None, greedy=True, attention=True, n_best=None, verbose=False):
         """Writes a SavedModel to `path`; see `zoo.export.export_translator` for its endpoints.
 
         The `translate` endpoint (also `serving_default`) searches with `beam_size`
-        (default: the translator's); `translate_greedy` with beam size 1. `attention=False`
-        leaves the attention weights out of the outputs (faster beam search)."""
+        (default: the translator's); `translate_greedy` with beam size 1; with `n_best=n`,
+        `translate_n_best` gives the n best of that beam. `attention=False` leaves the
+        attention weights out of the outputs (faster beam search)."""
         from zoo.export import export_translator
 
         return export_translator(
-            self, path, beam_size=beam_size, greedy=greedy, attention=attention, verbose=verbose
+            self,
+            path,
+            beam_size=beam_size,
+            greedy=greedy,
+            attention=attention,
+            n_best=n_best,
+            verbose=verbose,
         )
 
     def save(self, directory, serving=True, metadata=None):
@@ -402,3 +502,36 @@ class Translator:
             load_tokenizer(os.path.join(directory, TARGET_TOKENIZER_DIR)),
             **settings,
         )
+
+
+def _graph_word_indices(tokens, lengths):
+    """(B, N) int32: the word index of each real token (`zoo.evaluation.word_indices`)."""
+    n = tf.shape(tokens)[1]
+    real = tf.sequence_mask(lengths, n)
+    marked = tf.strings.regex_full_match(tokens, WORD_START + ".*")
+    joined = tf.strings.regex_full_match(tokens, "##.*")
+    sentencepiece = tf.reduce_any(marked & real, axis=1, keepdims=True)
+    starts = tf.where(sentencepiece, marked, tf.logical_not(joined))
+    starts = (starts | tf.equal(tf.range(n), 0)[None, :]) & real
+    return tf.cumsum(tf.cast(starts, tf.int32), axis=1) - 1
+
+
+def graph_alignments(outputs):
+    """(B,) tf.string: Pharaoh alignments ("0-0 1-2") of `graph_translate`'s outputs, in the
+    graph: each target token but END links its word to the word of its highest-weight
+    source token; links sorted, without repeats. The same rule as
+    `zoo.evaluation.hard_alignment` (which `Translation.alignment()` runs), tested equal."""
+    weights = outputs["attention"]  # (B, T, Ts)
+    steps = tf.shape(weights)[1]
+    target_lengths = tf.maximum(outputs["target_lengths"] - 1, 0)  # END is not a word
+    source_words = _graph_word_indices(outputs["source_tokens"], outputs["source_lengths"])
+    target_words = _graph_word_indices(outputs["target_tokens"], target_lengths)
+    best = tf.argmax(weights, axis=2, output_type=tf.int32)  # (B, T)
+    i = tf.gather(source_words, best, batch_dims=1)
+    valid = tf.sequence_mask(target_lengths, steps) & (outputs["source_lengths"] > 0)[:, None]
+    key = tf.where(valid, i * (steps + 1) + target_words, tf.int32.max)
+    key = tf.sort(key, axis=1)
+    new = tf.concat([tf.ones_like(key[:, :1], tf.bool), key[:, 1:] > key[:, :-1]], axis=1)
+    keep = new & (key < tf.int32.max)
+    links = tf.strings.as_string(key // (steps + 1)) + "-" + tf.strings.as_string(key % (steps + 1))
+    return tf.strings.reduce_join(tf.ragged.boolean_mask(links, keep), axis=1, separator=" ")

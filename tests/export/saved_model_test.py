@@ -32,6 +32,7 @@ LOADER = textwrap.dedent(
                 "attention": r["attention"].numpy().tolist(),
                 "target_lengths": r["target_lengths"].numpy().tolist(),
                 "source_lengths": r["source_lengths"].numpy().tolist(),
+                "alignment": [x.decode() for x in r["alignment"].numpy()],
             }
         default = m.signatures["serving_default"](sentences=tf.constant(sentences))
         out["serving_default"] = [x.decode() for x in default["translation"].numpy()]
@@ -45,7 +46,7 @@ LOADER = textwrap.dedent(
 
 def _export(root, target_kind):
     translator = toy_translator("luong_local_p_general", target_kind=target_kind, beam_size=2)
-    return translator, str(translator.export(root / target_kind))
+    return translator, str(translator.export(root / target_kind, n_best=2))
 
 
 def _load_in_fresh_process(path):
@@ -71,7 +72,12 @@ def loaded(exported):
 
 
 def _check_same(translator, report):
-    assert report["signatures"] == ["serving_default", "translate", "translate_greedy"]
+    assert report["signatures"] == [
+        "serving_default",
+        "translate",
+        "translate_greedy",
+        "translate_n_best",
+    ]
     for name, beam_size in (("translate", 2), ("translate_greedy", 1)):
         got = report[name]
         assert got["keys"] == sorted(OUTPUT_KEYS)
@@ -79,6 +85,8 @@ def _check_same(translator, report):
         assert got["translation"] == [t.translation for t in expected]
         assert got["translation"] == translator.translate(MIXED, beam_size=beam_size)
         np.testing.assert_allclose(got["score"], [t.score for t in expected], rtol=1e-5)
+        # The in-graph alignment follows zoo.evaluation.hard_alignment's rule exactly.
+        assert got["alignment"] == [t.alignment() for t in expected]
         for i, t in enumerate(expected):
             n, m = got["source_lengths"][i], got["target_lengths"][i]
             assert (m, n) == t.weights.shape
@@ -99,7 +107,8 @@ def test_saved_model_matches_translator(exported, loaded):
     _check_same(translator, loaded["model"])
     metadata = json.loads(open(f"{path}/{METADATA_FILE}").read())
     assert metadata["beam_size"] == 2
-    assert metadata["endpoints"] == {"translate": 2, "translate_greedy": 1}
+    assert metadata["endpoints"] == {"translate": 2, "translate_greedy": 1, "translate_n_best": 2}
+    assert metadata["n_best"] == 2
 
 
 def test_saved_model_matches_translator_two_sentencepiece_models(data_dir, tmp_path):
@@ -142,6 +151,16 @@ def test_saved_model_translator_and_cli(exported, capsys):
         SavedModelTranslator(path, batch_size=0)
     assert cli.main(["translate", path, MIXED[0], MIXED[1]]) == 0
     assert capsys.readouterr().out.split("\n")[:2] == translator.translate(MIXED[:2])
+    # n-best lists through the translate_n_best endpoint, as the Translator gives them.
+    got, expected = serving.translate_n_best(MIXED), translator.translate_n_best(MIXED)
+    assert [[text for text, _ in e] for e in got] == [[text for text, _ in e] for e in expected]
+    np.testing.assert_allclose(
+        [[score for _, score in e] for e in got], [[score for _, score in e] for e in expected],
+        rtol=1e-5, atol=1e-6,
+    )  # fmt: skip
+    assert cli.main(["translate", path, MIXED[0], "--n-best", "2"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split(" ||| ")[:2] for line in lines] == [["0", t] for t, _ in expected[0]]
 
 
 def test_export_without_attention(exported, tmp_path):
@@ -153,7 +172,7 @@ def test_export_without_attention(exported, tmp_path):
     translator, _ = exported
     path = str(translator.export(tmp_path / "text", greedy=False, attention=False))
     metadata = json.loads(open(f"{path}/{METADATA_FILE}").read())
-    assert metadata["outputs"] == [k for k in OUTPUT_KEYS if k != "attention"]
+    assert metadata["outputs"] == [k for k in OUTPUT_KEYS if k not in ("attention", "alignment")]
     loaded = load_exported(path)  # keep it alive: its functions use its variables
     result = loaded.translate(tf.constant(MIXED))
     assert sorted(result) == sorted(metadata["outputs"])
@@ -164,3 +183,29 @@ def test_export_without_attention(exported, tmp_path):
     assert serving.translate(MIXED) == [t.translation for t in expected]
     with pytest.raises(ValueError, match="exported with attention=False"):
         serving.translate_with_attention(MIXED)
+
+
+def test_an_ensemble_exports_as_one_saved_model(data_dir, tmp_path, capsys):
+    """Two models decode together (zoo.models.Ensemble) through the Translator, its
+    SavedModel and `python -m zoo translate --ensemble`."""
+    from zoo import cli
+    from zoo.export import SavedModelTranslator
+    from zoo.models import Ensemble
+    from zoo.translator import Translator
+
+    first = toy_translator("luong_global_general", beam_size=2, seed=1)
+    second = toy_translator("bahdanau_rnnsearch", beam_size=2, seed=2)
+    ensemble = Translator(
+        Ensemble([first.model, second.model]),
+        first.source_tokenizer,
+        first.target_tokenizer,
+        beam_size=2,
+    )
+    expected = ensemble.translate(MIXED)
+    path = ensemble.export(tmp_path / "serving", greedy=False)
+    assert SavedModelTranslator(path).translate(MIXED) == expected
+    first.save(tmp_path / "a", serving=False)
+    second.save(tmp_path / "b", serving=False)
+    argv = ["translate", str(tmp_path / "a"), *MIXED[:3], "--ensemble", str(tmp_path / "b")]
+    assert cli.main(argv) == 0
+    assert capsys.readouterr().out.split("\n")[:3] == expected[:3]

@@ -139,8 +139,40 @@ def test_beam_escapes_the_greedy_garden_path():
     np.testing.assert_allclose(beam.scores[0], math.log(0.4 * 0.9), rtol=1e-5)
 
 
+def test_beam_keeps_its_best_finished_hypothesis():
+    # The first step's [END] (p = 0.25, log -1.386) is beaten for a beam slot by two live
+    # words (p = 0.375 each) whose every continuation ends far lower. A beam of 2 that kept
+    # finished hypotheses among the live ones lost [END] and returned a worse one.
+    a, b = 3, 4
+    model = markov_model(
+        {
+            1: {a: 0.375, b: 0.375, END_ID: 0.25},
+            a: {a: 0.5, b: 0.5},  # END ~ impossible: forced at the length limit
+            b: {a: 0.5, b: 0.5},
+        }
+    )
+    for alpha in (0.0, 1.0):
+        beam = beam_search(model, [[4, 5]], beam_size=2, length_penalty=alpha)
+        assert list(np.asarray(beam.ids[0])) == [END_ID]
+        np.testing.assert_allclose(beam.log_probs[0], math.log(0.25), rtol=1e-5)
+        np.testing.assert_allclose(beam.log_probs[0], -1.386, atol=1e-3)
+
+
+def test_empty_sources_translate_to_end_alone(model):
+    # Before: OutOfRangeError / InvalidArgumentError in the encoders for shape (B, 0).
+    for beam_size in (1, 3):
+        empty = search(model, np.zeros((2, 0), "int32"), beam_size=beam_size)
+        np.testing.assert_array_equal(empty.ids, [[END_ID], [END_ID]])
+        np.testing.assert_array_equal(empty.lengths, [1, 1])
+        mixed = search(model, np.array([[0, 0], [4, 5]], "int32"), beam_size=beam_size)
+        assert list(np.asarray(mixed.ids[0])[:1]) == [END_ID] and int(mixed.lengths[0]) == 1
+        alone = search(model, np.array([[4, 5]], "int32"), beam_size=beam_size)
+        n = int(alone.lengths[0])
+        np.testing.assert_array_equal(np.asarray(mixed.ids[1])[:n], np.asarray(alone.ids[0])[:n])
+
+
 def test_scores_are_teacher_forced_log_probs_with_length_penalty():
-    model = toy_model(seed=4, end_bias=-1.5)
+    model = toy_model(seed=4, end_bias=-20.0)  # END costly: the penalty favours long ones
     alpha = 0.7
     result = search(model, SOURCES, beam_size=5, length_penalty=alpha, max_length_offset=4)
     assert np.asarray(result.lengths).max() >= 4  # long enough for beams to be reordered
@@ -163,23 +195,28 @@ def test_finished_hypotheses_stay_finished():
     table[END_ID, :] = -1e4
     table[END_ID, 3] = 0.0
     model = toy_model(target_vocab=7, transition=table, mix=0.3)
-    for beam_size in (1, 4):
-        result = search(model, SOURCES, beam_size=beam_size, max_length_offset=6)
-        check_well_formed(result, len(SOURCES))
-        assert len(set(np.asarray(result.lengths))) > 1  # some ended while others continued
+    greedy = search(model, SOURCES, beam_size=1, max_length_offset=6)
+    check_well_formed(greedy, len(SOURCES))
+    assert len(set(np.asarray(greedy.lengths))) > 1  # some ended while others continued
+    # Beam search keeps finished hypotheses aside: its result is well formed too.
+    check_well_formed(search(model, SOURCES, beam_size=4, max_length_offset=6), len(SOURCES))
 
 
 def test_maximum_length_is_per_sentence_and_forces_end():
     never_end = {prev: {3: 0.6, 4: 0.4} for prev in range(7)}  # END has p ~ 0
     model = markov_model(never_end)
     ratio, offset = 1.5, 2
-    result = beam_search(
+    expected = [max_length(row, ratio, offset) for row in SOURCES]  # 8, 5, 7, 4
+    greedy = greedy_search(model, SOURCES, max_length_ratio=ratio, max_length_offset=offset)
+    check_well_formed(greedy, len(SOURCES))
+    np.testing.assert_array_equal(greedy.lengths, expected)  # END forced at each one's limit
+    assert greedy.ids.shape[1] == max(expected)
+    # Every hypothesis pays END's cost once: beam search returns the shortest, [END].
+    beam = beam_search(
         model, SOURCES, beam_size=3, max_length_ratio=ratio, max_length_offset=offset
     )
-    check_well_formed(result, len(SOURCES))
-    expected = [max_length(row, ratio, offset) for row in SOURCES]  # 8, 5, 7, 4
-    np.testing.assert_array_equal(result.lengths, expected)
-    assert result.ids.shape[1] == max(expected)
+    check_well_formed(beam, len(SOURCES))
+    np.testing.assert_array_equal(beam.lengths, [1, 1, 1, 1])
 
 
 def test_length_penalty_factor_is_gnmt():
@@ -241,6 +278,7 @@ def test_without_attention(model):
         (dict(source_ids=np.array([[4.0, 5.0]])), "integer"),
         (dict(beam_size=0), "beam_size"),
         (dict(beam_size=2.0), "beam_size"),
+        (dict(beam_size=10**6), "at most 1024"),  # before: 7.4 GB for one short sentence
         (dict(length_penalty=-1.0), "length_penalty"),
         (dict(max_length_ratio=float("nan")), "max_length_ratio"),
         (dict(max_length_offset=-1), "max_length_offset"),
@@ -348,3 +386,63 @@ def test_chunked_top_k_search_equals_the_plain_one(monkeypatch, beam_size):
                 model, row[: source_length(row)], max_length(row, 1.5, 3)
             )
             assert list(np.asarray(chunked.ids[i, : len(expected)])) == expected
+
+
+@pytest.mark.parametrize("alpha", [0.0, 1.0])
+def test_n_best_equals_the_brute_force_ranking(alpha):
+    # An exhaustive beam (as in the brute-force test above): its 5 best are the 5 best of
+    # all hypotheses, in order, and each score is the teacher-forced log-probability.
+    model = toy_model(target_vocab=6, seed=3, end_bias=-1.5)
+    offset, n = 4, 5
+    hypotheses = list(all_hypotheses(6, offset))
+    sources = SOURCES[:3]
+    options = dict(length_penalty=alpha, max_length_ratio=0.0, max_length_offset=offset)
+    result = beam_search(model, sources, beam_size=48, n_best=n, **options)
+    assert result.ids.shape[:2] == (3, n) and result.scores.shape == (3, n)
+    best = beam_search(model, sources, beam_size=48, **options)
+    np.testing.assert_array_equal(result.ids[:, 0, : best.ids.shape[1]], best.ids)
+    for i, row in enumerate(sources):
+        log_probs = sequence_log_probs(model, row, hypotheses)
+        lengths = np.array([len(h) for h in hypotheses])
+        ranked = log_probs / ((5.0 + lengths) / 6.0) ** alpha
+        order = np.argsort(-ranked, kind="stable")[:n]
+        for rank, index in enumerate(order):
+            m = int(result.lengths[i, rank])
+            assert list(np.asarray(result.ids[i, rank, :m])) == hypotheses[index]
+            np.testing.assert_allclose(result.scores[i, rank], ranked[index], rtol=1e-5, atol=1e-5)
+            np.testing.assert_allclose(
+                result.log_probs[i, rank], log_probs[index], rtol=1e-5, atol=1e-5
+            )
+    with pytest.raises(ValueError, match="n_best must be"):
+        beam_search(model, sources, beam_size=2, n_best=3)
+    greedy = search(model, sources, beam_size=1, n_best=1)
+    np.testing.assert_array_equal(greedy.ids[:, 0], search(model, sources, beam_size=1).ids)
+
+
+def test_coverage_penalty_is_gnmts_on_the_returned_attention():
+    # score = log_probs / lp + beta * sum_j log(min(max(c_j, 1e-6), 1)), c_j the returned
+    # hypothesis' attention on source position j summed over its steps (END included).
+    from zoo.search.decoding import COVERAGE_FLOOR
+
+    model = toy_model(seed=4, end_bias=-1.0)
+    alpha, beta = 0.6, 0.4
+    result = search(
+        model, SOURCES, beam_size=4, length_penalty=alpha, coverage_penalty=beta,
+        max_length_offset=4,
+    )  # fmt: skip
+    check_well_formed(result, len(SOURCES))
+    lengths, attention = np.asarray(result.lengths), np.asarray(result.attention)
+    for i, row in enumerate(SOURCES):
+        n = source_length(row)
+        coverage = attention[i, : lengths[i], :n].sum(0)
+        cp = beta * np.log(np.clip(coverage, COVERAGE_FLOOR, 1.0)).sum()
+        expected = result.log_probs[i] / ((5.0 + lengths[i]) / 6.0) ** alpha + cp
+        np.testing.assert_allclose(result.scores[i], expected, rtol=1e-5, atol=1e-5)
+    plain = search(model, SOURCES, beam_size=4, length_penalty=alpha, max_length_offset=4)
+    explicit = search(
+        model, SOURCES, beam_size=4, length_penalty=alpha, coverage_penalty=0.0,
+        max_length_offset=4,
+    )  # fmt: skip
+    np.testing.assert_array_equal(plain.ids, explicit.ids)
+    with pytest.raises(ValueError, match="coverage_penalty"):
+        search(model, SOURCES, beam_size=4, coverage_penalty=-1.0)

@@ -1,5 +1,14 @@
-"""zoo.evaluation: sacreBLEU/chrF corpus scores, BLEU by sentence length, attention plots."""
+"""zoo.evaluation: sacreBLEU/chrF corpus scores, BLEU by sentence length, attention plots,
+word alignments from attention and their AER."""
 
+from zoo.evaluation.alignment import (
+    alignment_error_rate,
+    forced_alignments,
+    format_pharaoh,
+    hard_alignment,
+    parse_gold,
+    word_indices,
+)
 from zoo.evaluation.plots import plot_attention, plot_bleu_by_length
 from zoo.evaluation.scores import (
     DEFAULT_LENGTH_EDGES,
@@ -10,6 +19,12 @@ from zoo.evaluation.scores import (
 
 __all__ = [
     "DEFAULT_LENGTH_EDGES",
+    "alignment_error_rate",
+    "forced_alignments",
+    "format_pharaoh",
+    "hard_alignment",
+    "parse_gold",
+    "word_indices",
     "bleu_by_length",
     "corpus_scores",
     "format_table",

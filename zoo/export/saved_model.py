@@ -13,12 +13,19 @@ Endpoints (each a concrete function and a signature of the same name), all takin
 - `translate` (also the `serving_default` signature): search with the beam size chosen at
   export time (`beam_size`, default the translator's), its length penalty and length limits.
 - `translate_greedy` (when `greedy=True` and the export beam size is above 1): beam size 1.
+- `translate_n_best` (when `n_best=n` is given): the n best translations of that beam,
+  `translations` (B, n) tf.string and `scores` (B, n) float32, best first.
 Each returns a dict (see `OUTPUT_KEYS`):
     translation (B,) tf.string, score (B,) float32, attention (B, T, Ts) float32,
     source_tokens (B, Ts) tf.string, target_tokens (B, T) tf.string ("" as padding),
     source_ids (B, Ts) int32, source_lengths (B,) int32,
-    target_ids (B, T) int32, target_lengths (B,) int32 (END included).
-With `attention=False` the endpoints leave out `attention`, and the search skips collecting
+    target_ids (B, T) int32, target_lengths (B,) int32 (END included),
+    alignment (B,) tf.string: the hard word alignment, Pharaoh format ("0-0 1-2").
+Input bytes that are not valid UTF-8 are read as U+FFFD replacement characters (one per
+invalid sequence), so every input still gives one output, in order. The "location" score
+attends to the first `max_length` source positions only (see `zoo.translator`).
+With `attention=False` the endpoints leave out `attention` and `alignment`, and the search
+skips collecting
 the weights (about 10% faster beam search, and a lighter response for a server).
 The search settings are written beside it in `zoo_export.json` (a plain file that the
 SavedModel loader ignores).
@@ -39,12 +46,16 @@ OUTPUT_KEYS = (
     "target_lengths",
     "source_tokens",
     "target_tokens",
+    "alignment",
 )
+ATTENTION_KEYS = ("attention", "alignment")  # only with attention=True
 METADATA_FILE = "zoo_export.json"
 INPUT_SIGNATURE = [tf.TensorSpec([None], tf.string, name="sentences")]
 
 
-def export_translator(translator, path, beam_size=None, greedy=True, attention=True, verbose=False):
+def export_translator(
+    translator, path, beam_size=None, greedy=True, attention=True, n_best=None, verbose=False
+):
     """Writes `translator` as a SavedModel to `path` (endpoints in the module docstring).
 
     Args:
@@ -53,6 +64,8 @@ def export_translator(translator, path, beam_size=None, greedy=True, attention=T
         beam_size: the beam size of the `translate` endpoint (default: the translator's).
         greedy: also add `translate_greedy` (beam size 1) when `beam_size > 1`.
         attention: include the `attention` output (the weights of the chosen hypotheses).
+        n_best: also add `translate_n_best` (the n best translations of the `translate`
+            beam and their scores, `Translator.graph_translate_n_best`), 1 <= n <= beam.
         verbose: let Keras print the endpoints' signatures.
 
     Returns:
@@ -75,9 +88,22 @@ def export_translator(translator, path, beam_size=None, greedy=True, attention=T
             lambda sentences, k=k: translator.graph_translate(sentences, k, attention),
             input_signature=INPUT_SIGNATURE,
         )
+    if n_best is not None:
+        if isinstance(n_best, bool) or not isinstance(n_best, int) or not 1 <= n_best <= beam_size:
+            raise ValueError(
+                f"n_best must be an int in [1, beam_size={beam_size}], got {n_best!r}."
+            )
+        archive.add_endpoint(
+            "translate_n_best",
+            lambda sentences: translator.graph_translate_n_best(sentences, beam_size, n_best),
+            input_signature=INPUT_SIGNATURE,
+        )
+        endpoints["translate_n_best"] = beam_size
     archive.write_out(path, verbose=verbose)
-    metadata = dict(translator.get_config(), beam_size=beam_size, endpoints=endpoints)
-    metadata["outputs"] = [key for key in OUTPUT_KEYS if attention or key != "attention"]
+    metadata = dict(
+        translator.get_config(), beam_size=beam_size, endpoints=endpoints, n_best=n_best
+    )
+    metadata["outputs"] = [key for key in OUTPUT_KEYS if attention or key not in ATTENTION_KEYS]
     with open(os.path.join(path, METADATA_FILE), "w", encoding="utf-8") as f:
         json.dump(metadata, f, indent=2)
         f.write("\n")

@@ -44,6 +44,8 @@ class SavedModelTranslator:
         self.beam_size = self.metadata.get("beam_size")
 
     def _endpoint(self, beam_size):
+        if beam_size == "n_best":
+            return self.loaded.translate_n_best
         if beam_size is None or beam_size == self.beam_size:
             return self.loaded.translate
         if beam_size == 1 and hasattr(self.loaded, "translate_greedy"):
@@ -73,6 +75,30 @@ class SavedModelTranslator:
                     outputs[index] = {key: value[row] for key, value in result.items()}
                 bar.update(len(batch))
         return sentences, outputs
+
+    def translate_n_best(self, sentences, n_best=None, batch_size=None, progress=False):
+        """Like `Translator.translate_n_best`, through the `translate_n_best` endpoint: a
+        list of `[(translation, score), ...]` per sentence (`n_best`: at most the exported
+        n, default all of them)."""
+        exported = self.metadata.get("n_best")
+        if not hasattr(self.loaded, "translate_n_best") or not exported:
+            raise ValueError(
+                f"The SavedModel in {self.path} has no translate_n_best endpoint; export it "
+                "with n_best=N (Translator.export), or use the model folder."
+            )
+        n_best = exported if n_best is None else check_int(None, "n_best", n_best)
+        if n_best > exported:
+            raise ValueError(f"This SavedModel gives {exported} best at most; received {n_best}.")
+        _, outputs = self._run(sentences, "n_best", batch_size, progress)
+        return [
+            [
+                (as_text(text), float(score))
+                for text, score in zip(
+                    o["translations"][:n_best], o["scores"][:n_best], strict=True
+                )
+            ]
+            for o in outputs
+        ]
 
     def translate(self, sentences, beam_size=None, batch_size=None, progress=False):
         """Translates a list of str; returns a list of str in input order."""

@@ -15,10 +15,18 @@ from zoo.models.build import (
     model_dropout,
 )
 from zoo.models.decoder_base import DecoderBase
+from zoo.models.ensemble import Ensemble
 from zoo.models.gru_encoder import GRUEncoder
 from zoo.models.luong_decoder import LuongDecoder
 from zoo.models.maxout import Maxout
-from zoo.models.presets import SIZES, build, family, preset_arguments, presets
+from zoo.models.presets import (
+    SIZES,
+    attention_presets,
+    build,
+    family,
+    preset_arguments,
+    presets,
+)
 from zoo.models.reversal import reverse_padded
 from zoo.models.rnn_enc_dec_decoder import RNNEncDecDecoder
 from zoo.models.stacked_lstm_encoder import StackedLSTMEncoder
@@ -28,11 +36,13 @@ __all__ = [
     "BahdanauDecoder",
     "BidirectionalGRUEncoder",
     "DecoderBase",
+    "Ensemble",
     "GRUEncoder",
     "LuongDecoder",
     "Maxout",
     "RNNEncDecDecoder",
     "SIZES",
+    "attention_presets",
     "StackedLSTMEncoder",
     "build",
     "build_bahdanau_rnnencdec",

@@ -40,8 +40,9 @@ class LuongDecoder(DecoderBase):
     the state.
 
     Without input feeding, `call` takes the fast path: the whole target sequence runs
-    through the Keras LSTM layers at once (cuDNN on a GPU) and attention is computed for all
-    steps in one call with a 3-D query. `step` uses the same weights (`lstm.cell`) and gives
+    through the LSTM stack at once (on a GPU the Keras LSTM layers' cuDNN kernel, on a CPU
+    zoo's time-major `lstm_sequence` over the same cells' weights) and attention is computed
+    for all steps in one call with a 3-D query. `step` uses the same weights (`lstm.cell`) and gives
     the same logits.
 
     Args:

@@ -132,6 +132,16 @@ def presets():
     return list(_PRESETS)
 
 
+def attention_presets():
+    """The presets with attention (every one but the fixed-context baselines), in order:
+    ["bahdanau_rnnsearch", "luong_global_dot", ..., "luong_local_p_general"]."""
+    return [
+        name
+        for name, (builder, _, sizes) in _PRESETS.items()
+        if builder is build_bahdanau_rnnsearch or sizes("tiny").get("attention", "none") != "none"
+    ]
+
+
 def family(name):
     """ "bahdanau" or "luong"."""
     _check_name(name)

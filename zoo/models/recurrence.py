@@ -32,6 +32,11 @@ implementations (`keras/src/backend/tensorflow/rnn.py`): the model code stays in
 import keras
 from keras import ops, tree
 
+# The two speed tricks above, each switchable for an A/B (`bench/speed_tricks_ab.py`) and
+# for the tests that pin them to the plain Keras computation; read when a loop is traced.
+HAND_WRITTEN_LSTM_BACKWARD = True  # False: autodiff through `lstm_update`
+PRETRANSPOSED_MATMUL = True  # False: `matmul_pretransposed` is a plain `ops.matmul`
+
 
 def scan_steps(step_fn, state, inputs, reverse=False, differentiable=True):
     """Runs `step_fn` over the time axis of `inputs`; returns (final state, stacked outputs).
@@ -123,7 +128,6 @@ def fused_rnn_available():
     return bool(tf.config.list_logical_devices("GPU"))
 
 
-@ops.custom_gradient
 def matmul_pretransposed(x, kernel, kernel_t):
     """`x @ kernel` for x (B, D), kernel (D, N), with `kernel_t = transpose(kernel)` given.
 
@@ -132,9 +136,18 @@ def matmul_pretransposed(x, kernel, kernel_t):
     `kernel_t` once, outside it, and its backward then runs no transposed product per step.
     `kernel_t` itself gets no gradient (the kernel's comes through `kernel`).
 
+    With `PRETRANSPOSED_MATMUL = False` it is `ops.matmul(x, kernel)`.
+
     Example:
         y = matmul_pretransposed(h, params["recurrent"], params["recurrent_t"])  # (B, N)
     """
+    if not PRETRANSPOSED_MATMUL:
+        return ops.matmul(x, kernel)
+    return _matmul_with_transpose(x, kernel, kernel_t)
+
+
+@ops.custom_gradient
+def _matmul_with_transpose(x, kernel, kernel_t):
     y = ops.matmul(x, kernel)
 
     def grad(*args, upstream=None):
@@ -336,7 +349,8 @@ def lstm_sequence(cell, params, projection, h, c, mask=None, time_major=False):
 
 def _standard_lstm(cell):
     return (
-        keras.backend.backend() == "tensorflow"
+        HAND_WRITTEN_LSTM_BACKWARD
+        and keras.backend.backend() == "tensorflow"
         and cell.activation is keras.activations.tanh
         and cell.recurrent_activation is keras.activations.sigmoid
     )

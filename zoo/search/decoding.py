@@ -1,6 +1,6 @@
 """Greedy and beam search over the decoder's step function (docs/design.md, "Search").
 
-One batched implementation serves both: greedy search is beam search with `beam_size=1`.
+One batched implementation (`_Search`) serves both: `beam_size=1` is greedy search.
 The source is encoded once; every tensor of the decoder's cache and state is tiled to
 `(B * K, ...)` (batch-major: row `b * K + k` is beam `k` of sentence `b`) and gathered by
 beam index at every step with `keras.ops.take`. The loop is a `keras.ops.while_loop` over
@@ -9,32 +9,42 @@ XLA (`jit_compile=True`).
 
 Rules of the search:
 - Each step scores a hypothesis' extensions with a float32 `log_softmax` of the decoder's
-  logits (also when the model computes in float16), evaluated only at the `min(K, V)` best
-  tokens of each row (`_top_k_allowed`: a chunked top-k over the vocabulary, then
+  logits (also when the model computes in float16), evaluated only at the few best
+  tokens of each row (below) (`_top_k_allowed`: a chunked top-k over the vocabulary, then
   `logits - logsumexp(logits)` there). `PAD_ID` and `START_ID` are never emitted.
 - Sentence `b` may produce at most `L_b = max(1, ceil(max_length_ratio * n_b) +
   max_length_offset)` tokens, END included, where `n_b` is its number of non-pad source ids
-  (the product is computed in float32). At step `L_b` the only allowed token is `END_ID`, so
-  every hypothesis ends with END.
-- A hypothesis that emitted END is finished: it stays in the beam, extends only with PAD at
-  zero cost, and its length stops growing. The loop stops when every hypothesis of the
-  batch has finished (at the latest after `max_b L_b` steps), or earlier, as soon as the
-  result can no longer change: for every sentence, the best finished hypothesis ranks
-  strictly above the best rank any alive one could still reach (`score`, or `score /
-  lp(L_b)` with a length penalty; scores only decrease). The returned hypotheses are
-  exactly those of running until every hypothesis has ended.
-- With `length_penalty = alpha > 0`, hypotheses compete (for beam slots and in the final
-  choice) by `log_probs / lp(Y)` with GNMT's `lp(Y) = ((5 + |Y|) / 6) ** alpha`
-  (Wu et al. 2016, eq. 14), where `|Y|` counts the tokens including END. Among
-  hypotheses of equal length this is the same ranking as by `log_probs`.
+  (the product is computed in float32), and `L_b = 1` when `n_b = 0`: a source with no
+  tokens (also a batch of shape (B, 0)) gives END alone. At step `L_b` the only allowed
+  token is `END_ID`, so every hypothesis ends with END.
+- Greedy search (K = 1): the hypothesis extends with the arg-max token; once it emitted
+  END it extends only with PAD at zero cost and its length stops growing.
+- Beam search (K > 1) keeps K alive hypotheses per sentence and, aside, a pool of the K
+  best finished ones (as fairseq and GNMT do). At every step each alive hypothesis' END
+  extension is offered to the pool (which keeps its K best by rank; an older entry wins a
+  tie), and the K best non-END extensions of the alive ones stay alive. A finished
+  hypothesis never competes with alive ones for a beam slot, so it is never lost: the
+  result is the best of the pool. (Before, finished hypotheses stayed in the beam and
+  could be pushed out by better-scoring alive ones that later ended worse.)
+- The loop stops when no sentence has an alive hypothesis (at the latest after
+  `max_b L_b` steps), or earlier, as soon as the result can no longer change: for every
+  sentence, the pool's best ranks strictly above the best rank any alive hypothesis could
+  still reach (`score`, or `score / lp(L_b)` with a length penalty; scores only
+  decrease). The returned hypotheses are exactly those of running to the end.
+- With `length_penalty = alpha > 0`, finished hypotheses compete in the pool and in the
+  final choice by `log_probs / lp(Y)` with GNMT's `lp(Y) = ((5 + |Y|) / 6) ** alpha`
+  (Wu et al. 2016, eq. 14), where `|Y|` counts the tokens including END. Alive ones all
+  have the same length, so they compete by `log_probs`. With `coverage_penalty = beta >
+  0`, a finished hypothesis' rank also gets GNMT's `cp` (beam search only; see `search`).
 - Outside XLA (eagerly and in `tf.function`), a step computes the decoder's output layer and
   the top-k only for the rows still extending (`decoder.step(..., readout_rows=)`, when the
   decoder's step takes it), and a sentence whose result is decided has its alive hypotheses
-  ended (they keep their scores; none of them can be chosen). Ended rows skip the costliest
-  part of a step; the returned hypotheses do not change.
-- Beam search first keeps the `min(K, V)` best tokens of every beam, then the K best of
-  these `K * min(K, V)` candidates per sentence. With K = 1 this is exactly greedy
-  search: the arg-max token of each step (ties go to the lowest id).
+  ended (none of them can be chosen). Ended rows skip the costliest part of a step; the
+  returned hypotheses do not change.
+- Beam search first keeps the `min(K + 1, V)` best allowed tokens of every alive
+  hypothesis (so that K of them are not END), then the K best non-END ones of these
+  per sentence. Greedy search keeps the arg-max token of each step (ties go to the
+  lowest id).
 """
 
 import inspect
@@ -48,6 +58,8 @@ from zoo.constants import END_ID, PAD_ID, START_ID
 from zoo.search.search_result import SearchResult
 
 _NEG_INF = float("-inf")
+COVERAGE_FLOOR = 1e-6  # the coverage penalty's floor on a source position's attention sum
+MAX_BEAM_SIZE = 1024  # memory grows with it: B * K decoder states and attention rows
 
 # Compiled (XLA) searches, per model and search options, so that repeated calls reuse them.
 _COMPILED = weakref.WeakKeyDictionary()
@@ -135,7 +147,16 @@ def _check_options(beam_size, length_penalty, max_length_ratio, max_length_offse
         raise ValueError(f"beam_size must be an int >= 1, got {beam_size!r}.")
     if beam_size < 1:
         raise ValueError(f"beam_size must be an int >= 1, got {beam_size}.")
-    for name, value in (("length_penalty", length_penalty), ("max_length_ratio", max_length_ratio)):
+    if beam_size > MAX_BEAM_SIZE:
+        raise ValueError(
+            f"beam_size must be at most {MAX_BEAM_SIZE}, got {beam_size}: the search holds "
+            "beam_size hypotheses per sentence, each with its decoder state and attention "
+            "(beams above 10-20 rarely translate better)."
+        )
+    for name, value in (
+        ("length_penalty", length_penalty),
+        ("max_length_ratio", max_length_ratio),
+    ):
         if isinstance(value, bool) or not isinstance(value, (int, float, np.number)):
             raise ValueError(f"{name} must be a finite float >= 0, got {value!r}.")
         if not math.isfinite(float(value)) or value < 0:
@@ -193,12 +214,369 @@ def _map(fn, structure):
 
 
 def _max_length(source_len, ratio, offset):
-    """`max(1, ceil(ratio * source_len) + offset)`, float32 product, int32 result."""
+    """`max(1, ceil(ratio * source_len) + offset)`, float32 product, int32 result.
+
+    (Per sentence, `_Search` gives a source with no tokens the limit 1: END alone.)"""
     if isinstance(source_len, (int, np.integer)):
         product = np.float32(ratio) * np.float32(source_len)
         return max(1, int(np.ceil(product)) + int(offset))
     product = ops.cast(source_len, "float32") * np.float32(ratio)
     return ops.maximum(ops.cast(ops.ceil(product), "int32") + int(offset), 1)
+
+
+class _Search:
+    """One search call: the encoded source, the loop's variables and its step functions.
+
+    Greedy search (K = 1) keeps one hypothesis per sentence: it extends with the arg-max
+    token, and once it emitted END it extends only with PAD at zero cost.
+
+    Beam search (K > 1) keeps K alive hypotheses per sentence and, aside, a pool of its K
+    best finished ones (as fairseq and GNMT do): at every step each alive hypothesis' END
+    extension is offered to the pool, and the K best non-END extensions stay alive. A
+    finished hypothesis thus never competes for a beam slot and is never lost; the result
+    is the best of the pool.
+    """
+
+    def __init__(self, model, source_ids, options, stop_early, skip_ended):
+        beam_size, length_penalty, ratio, offset, return_attention, n_best, coverage = options
+        self.n_best = n_best  # None: the best one, (B, ...); n: the n best, (B, n, ...)
+        self.beta = float(coverage)  # GNMT's coverage penalty (beam search only)
+        self.encoder, self.decoder = _components(model)
+        self.k, self.alpha = int(beam_size), float(length_penalty)
+        if source_ids.shape[1] == 0:  # (B, 0): the encoders need one (padding) column
+            source_ids = ops.zeros((ops.shape(source_ids)[0], 1), dtype="int32")
+        self.return_attention, self.stop_early = return_attention, stop_early
+        self.batch = ops.shape(source_ids)[0]
+        self.source_len = ops.shape(source_ids)[1]
+        self.rows = self.batch * self.k
+        memory, source_mask, encoder_states = self.encoder(source_ids, training=False)
+        cache = self.decoder.prepare(memory, source_mask, encoder_states)
+        state = tuple(self.decoder.initial_state(cache))
+        if self.k > 1:
+            cache = _map(lambda x: ops.repeat(x, self.k, axis=0), cache)
+            state = _map(lambda x: ops.repeat(x, self.k, axis=0), state)
+        self.cache, self.initial = cache, state
+        real = ops.not_equal(source_ids, PAD_ID)  # (B, Ts)
+        self.row_source_mask = ops.repeat(real, self.k, axis=0) if self.k > 1 else real
+        lengths = ops.sum(ops.cast(ops.not_equal(source_ids, PAD_ID), "int32"), axis=1)
+        # A sentence with no source tokens translates to END alone (the empty string).
+        max_lengths = ops.where(ops.equal(lengths, 0), 1, _max_length(lengths, ratio, offset))
+        self.step_limit = ops.max(max_lengths)
+        self.row_max_lengths = ops.repeat(max_lengths, self.k, axis=0)  # (BK,)
+        self.buffer_len = _max_length(self.source_len, ratio, offset)
+        self.beam_offsets = ops.arange(self.batch, dtype="int32") * self.k  # (B,)
+        # Kernel slices and casts every step reads, made once outside the loop (a decoder
+        # without `loop_params` only needs prepare/initial_state/step).
+        self.params = self.decoder.loop_params() if hasattr(self.decoder, "loop_params") else None
+        self.skip_ended = (
+            skip_ended and "readout_rows" in inspect.signature(self.decoder.step).parameters
+        )
+        self.per_beam = None  # tokens kept per row, set at the first step (needs V)
+
+    # -- shared by greedy and beam --------------------------------------------------------
+    def loop_vars(self):
+        k, rows, length = self.k, self.rows, self.buffer_len
+        # Only beam 0 of each sentence is live at the start (all K beams would be identical).
+        first = np.array([0.0] + [_NEG_INF] * (k - 1), dtype="float32")
+        scores = ops.tile(ops.convert_to_tensor(first), (self.batch,))
+        v = {
+            "t": ops.convert_to_tensor(0, "int32"),
+            "prev_ids": ops.full((rows,), START_ID, dtype="int32"),
+            "state": self.initial,
+            "scores": scores,
+            "inactive": ops.equal(scores, _NEG_INF),  # finished (greedy), dead or decided
+            "lengths": ops.zeros((rows,), dtype="int32"),
+            "tokens": ops.full((rows, length), PAD_ID, dtype="int32"),
+            "parents": ops.zeros((rows, length), dtype="int32"),
+        }
+        if self.return_attention:
+            v["attention"] = ops.zeros((rows, length, self.source_len), dtype="float32")
+        if k > 1 and self.beta > 0:  # sum of each hypothesis' attention over its steps
+            v["coverage"] = ops.zeros((rows, self.source_len), dtype="float32")
+        if k > 1:  # the pool of finished hypotheses: K per sentence
+            v["pool"] = {
+                "rank": ops.full((self.batch, k), _NEG_INF, dtype="float32"),
+                "score": ops.full((self.batch, k), _NEG_INF, dtype="float32"),
+                "length": ops.zeros((self.batch, k), dtype="int32"),
+                "row": ops.zeros((self.batch, k), dtype="int32"),  # its row at end - 1
+            }
+            if self.return_attention:
+                v["pool"]["attention"] = ops.zeros((self.batch, k, self.source_len), "float32")
+        return v
+
+    def rank(self, scores, lengths):
+        """What hypotheses compete by: `scores`, or `scores / lp(lengths)` with a penalty."""
+        if self.alpha > 0:
+            return scores / length_penalty_factor(lengths, self.alpha)
+        return scores
+
+    def step(self, v):
+        """The decoder step for the active rows: per_beam best allowed tokens of every row.
+
+        Returns (top_values (BK, per_beam), top_ids (BK, per_beam), end_value (BK, 1),
+        new_state, weights); rows skipped (inactive, with `skip_ended`) get zeros.
+        """
+        options = {} if self.params is None else {"params": self.params}
+        if self.skip_ended:  # the output layer only for the rows still extending
+            live = ops.nonzero(ops.logical_not(v["inactive"]))[0]  # (R,) row ids
+            options["readout_rows"] = live
+        logits, new_state, weights = self.decoder.step(
+            v["prev_ids"], v["state"], self.cache, training=False, **options
+        )
+        logits = ops.cast(logits, "float32")  # (BK, V), or (R, V) with skip_ended
+        n_vocab = logits.shape[-1]
+        if n_vocab is None:
+            n_vocab = getattr(self.decoder, "vocab_size", None)
+        if n_vocab is None:
+            raise ValueError("search needs the decoder's logits to have a known vocabulary size.")
+        # Greedy: the arg-max. Beam: K + 1 tokens, so that K non-END ones remain.
+        self.per_beam = min(1 if self.k == 1 else self.k + 1, n_vocab)
+        top_values, top_ids, log_norm = _top_k_allowed(logits, self.per_beam, n_vocab)
+        end_value = logits[:, END_ID : END_ID + 1] - log_norm  # (R, 1)
+        if self.skip_ended:  # back to all BK rows
+            at = live[:, None]
+            top_values = ops.scatter_update(
+                ops.zeros((self.rows, self.per_beam), "float32"), at, top_values
+            )
+            top_ids = ops.scatter_update(
+                ops.zeros((self.rows, self.per_beam), "int32"), at, top_ids
+            )
+            end_value = ops.scatter_update(ops.zeros((self.rows, 1), "float32"), at, end_value)
+        return top_values, top_ids, end_value, new_state, weights
+
+    def record(self, v, t, tokens, parents, stopped, weights):
+        """The buffers' column t: tokens, back-pointers and attention of the new rows."""
+        out = {
+            "tokens": ops.slice_update(v["tokens"], [0, t], tokens[:, None]),
+            "parents": ops.slice_update(v["parents"], [0, t], ops.cast(parents, "int32")[:, None]),
+        }
+        if self.return_attention:
+            if weights is None:
+                weights = ops.zeros((self.rows, self.source_len), dtype="float32")
+            weights = ops.where(stopped[:, None], 0.0, ops.cast(weights, "float32"))
+            out["attention"] = ops.slice_update(v["attention"], [0, t, 0], weights[:, None, :])
+        return out
+
+    # -- greedy ---------------------------------------------------------------------------
+    def greedy_body(self, v):
+        t, finished = v["t"], v["inactive"]
+        top_values, top_ids, end_value, new_state, weights = self.step(v)
+        # At its length limit a row may only emit END; a finished row only PAD, at zero cost.
+        at_limit = ops.greater_equal(t + 1, self.row_max_lengths)
+        values = ops.where(at_limit, end_value[:, 0], top_values[:, 0])
+        tokens = ops.where(at_limit, END_ID, top_ids[:, 0])
+        values = ops.where(finished, 0.0, values)
+        tokens = ops.cast(ops.where(finished, PAD_ID, tokens), "int32")
+        out = {
+            "t": t + 1,
+            "prev_ids": tokens,
+            "state": tuple(new_state),
+            "scores": v["scores"] + values,
+            "inactive": ops.logical_or(finished, ops.equal(tokens, END_ID)),
+            "lengths": ops.where(finished, v["lengths"], t + 1),
+        }
+        out.update(
+            self.record(v, t, tokens, ops.arange(self.rows, dtype="int32"), finished, weights)
+        )
+        return out
+
+    # -- beam -----------------------------------------------------------------------------
+    def decided(self, v):
+        """(B,) bool: True for a sentence whose result no alive hypothesis can still change.
+
+        Every row inactive; or, with `stop_early`, the pool's best (its n-th best with
+        `n_best`) ranks strictly above what any alive hypothesis could still reach: an alive score only decreases (log-probs
+        <= 0), and with `alpha > 0` its final rank is at most `score / lp(L_b)`, since `lp`
+        grows with the length (<= L_b). Stopping then returns what running until every
+        hypothesis ended would return.
+        """
+        inactive = v["inactive"]
+        all_inactive = ops.all(ops.reshape(inactive, (-1, self.k)), axis=1)
+        if not self.stop_early:
+            return all_inactive
+        bound = self.rank(v["scores"], self.row_max_lengths)
+        best_alive = ops.max(ops.reshape(ops.where(inactive, _NEG_INF, bound), (-1, self.k)), 1)
+        n = self.n_best or 1  # the n-th best finished one must be safe from alive ones
+        if n == 1:
+            best_finished = ops.max(v["pool"]["rank"], axis=1)
+        else:
+            best_finished = ops.top_k(v["pool"]["rank"], n)[0][:, n - 1]
+        # A relative margin covers float rounding of the bound (stopping later is harmless).
+        margin = ops.abs(best_alive) * 1e-6
+        return ops.logical_or(all_inactive, ops.greater(best_finished, best_alive + margin))
+
+    def coverage_penalty(self, coverage):
+        """(BK,) GNMT's cp = beta * sum_j log(min(c_j, 1)) over the real source positions
+        (Wu et al. 2016, eq. 14), c_j floored at `COVERAGE_FLOOR` so that a position never
+        attended costs a finite amount."""
+        clipped = ops.clip(coverage, COVERAGE_FLOOR, 1.0)
+        logs = ops.where(self.row_source_mask, ops.log(clipped), 0.0)
+        return self.beta * ops.sum(logs, axis=1)
+
+    def offer_to_pool(self, pool, t, scores, alive, end_value, weights, coverage=None):
+        """The pool's K best of itself and this step's END extensions of the alive rows
+        (ranked with the coverage penalty of `coverage`, when given)."""
+        end_scores = ops.where(alive, scores + end_value[:, 0], _NEG_INF)  # (BK,)
+        new_rank = self.rank(end_scores, t + 1)
+        if coverage is not None:
+            new_rank = new_rank + self.coverage_penalty(coverage)
+        k = self.k
+        candidates = {
+            "rank": (pool["rank"], ops.reshape(new_rank, (-1, k))),
+            "score": (pool["score"], ops.reshape(end_scores, (-1, k))),
+            "length": (pool["length"], ops.full((self.batch, k), t + 1, dtype="int32")),
+            "row": (
+                pool["row"],
+                ops.reshape(ops.arange(self.rows, dtype="int32"), (-1, k)),
+            ),
+        }
+        if self.return_attention:
+            if weights is None:
+                weights = ops.zeros((self.rows, self.source_len), dtype="float32")
+            weights = ops.reshape(ops.cast(weights, "float32"), (self.batch, k, -1))
+            candidates["attention"] = (pool["attention"], weights)
+        merged = {key: ops.concatenate(pair, axis=1) for key, pair in candidates.items()}
+        _, chosen = ops.top_k(merged["rank"], k)  # (B, K) of 2K
+        out = {}
+        for key, value in merged.items():
+            index = chosen[:, :, None] if key == "attention" else chosen
+            out[key] = ops.take_along_axis(value, index, axis=1)
+        return out
+
+    def beam_body(self, v):
+        t, k, alive = v["t"], self.k, ops.logical_not(v["inactive"])
+        top_values, top_ids, end_value, new_state, weights = self.step(v)
+        coverage = None
+        if self.beta > 0:  # this step's weights count for a hypothesis ending now too
+            step_weights = 0.0 if weights is None else ops.cast(weights, "float32")
+            coverage = v["coverage"] + step_weights
+        pool = self.offer_to_pool(v["pool"], t, v["scores"], alive, end_value, weights, coverage)
+        # The K best non-END extensions of the alive rows stay alive (none at the limit).
+        at_limit = ops.greater_equal(t + 1, self.row_max_lengths)[:, None]
+        closed = ops.logical_or(ops.equal(top_ids, END_ID), at_limit)
+        closed = ops.logical_or(closed, ops.logical_not(alive)[:, None])
+        candidates = ops.where(closed, _NEG_INF, v["scores"][:, None] + top_values)
+        width = k * self.per_beam  # all alive rows have length t + 1: the plain score ranks
+        new_scores, chosen = ops.top_k(ops.reshape(candidates, (-1, width)), k)  # (B, K)
+        new_scores = ops.reshape(new_scores, (-1,))
+        parents = ops.reshape(self.beam_offsets[:, None] + chosen // self.per_beam, (-1,))
+        tokens = ops.take_along_axis(ops.reshape(top_ids, (-1, width)), chosen, axis=1)
+        dead = ops.equal(new_scores, _NEG_INF)  # fewer than K candidates, or at the limit
+        tokens = ops.cast(ops.where(dead, PAD_ID, ops.reshape(tokens, (-1,))), "int32")
+        if self.return_attention and weights is not None:
+            weights = ops.take(weights, parents, axis=0)
+        out = {
+            "t": t + 1,
+            "prev_ids": tokens,
+            "state": _map(lambda x: ops.take(x, parents, axis=0), tuple(new_state)),
+            "scores": new_scores,
+            "inactive": dead,
+            "lengths": ops.where(dead, 0, t + 1),
+            "pool": pool,
+        }
+        if coverage is not None:
+            out["coverage"] = ops.take(coverage, parents, axis=0)
+        out.update(self.record(v, t, tokens, parents, dead, weights))
+        if self.skip_ended and self.stop_early:
+            # A decided sentence's alive hypotheses can no longer be chosen: end them, so
+            # later steps skip their output layer too.
+            out["inactive"] = ops.logical_or(dead, ops.repeat(self.decided(out), k, axis=0))
+        return out
+
+    def pool_picks(self, v, n):
+        """The n best finished hypotheses of each sentence, best first, flattened
+        sentence-major to B * n rows: ids (B * n, T_buf), attention and their fields."""
+        pool = v["pool"]
+        _, order = ops.top_k(pool["rank"], n)  # (B, n); ties: the older (lower) slot
+        pick = {
+            key: ops.reshape(ops.take_along_axis(pool[key], order, axis=1), (-1,))
+            for key in pool
+            if key != "attention"
+        }
+        end = pick["length"] - 1  # (B * n,) the END column (-1: no hypothesis)
+        length, picks = self.buffer_len, self.batch * n
+
+        # Back-pointers from each hypothesis' row at column end - 1: row_at[r, s] is the row
+        # holding its token of column s.
+        flat_parents = ops.reshape(v["parents"], (-1,))
+
+        def back_condition(s, row, row_at):
+            return ops.greater_equal(s, 0)
+
+        def back_body(s, row, row_at):
+            row = ops.where(ops.equal(s, end - 1), pick["row"], row)
+            row_at = ops.slice_update(row_at, [0, s], row[:, None])
+            row = ops.take(flat_parents, row * length + s, axis=0)
+            return s - 1, row, row_at
+
+        _, _, row_at = ops.while_loop(
+            back_condition,
+            back_body,
+            # From the last END column - 1; an empty batch (max of nothing) starts at -1.
+            (
+                ops.max(ops.concatenate([end, ops.zeros((1,), "int32")])) - 1,
+                pick["row"],
+                ops.zeros((picks, length), dtype="int32"),
+            ),
+        )
+        columns = ops.arange(length, dtype="int32")[None, :]
+        positions = row_at * length + columns
+        ids = ops.take(ops.reshape(v["tokens"], (-1,)), positions, axis=0)
+        ids = ops.where(ops.less(columns, end[:, None]), ids, PAD_ID)
+        ids = ops.where(ops.equal(columns, end[:, None]), END_ID, ids)
+        attention = None
+        if self.return_attention:
+            flat = ops.reshape(v["attention"], (-1, self.source_len))
+            attention = ops.take(flat, ops.reshape(positions, (-1,)), axis=0)
+            attention = ops.reshape(attention, (picks, length, self.source_len))
+            attention = ops.where(ops.less(columns, end[:, None])[:, :, None], attention, 0.0)
+            end_weights = ops.take_along_axis(pool["attention"], order[:, :, None], axis=1)
+            end_weights = ops.reshape(end_weights, (picks, 1, self.source_len))
+            at_end = ops.equal(columns, end[:, None])[:, :, None]
+            attention = ops.where(at_end, end_weights, attention)
+        return ids, attention, pick
+
+    def run(self):
+        body = self.greedy_body if self.k == 1 else self.beam_body
+
+        def condition(v):
+            if self.k == 1:
+                finished = ops.all(v["inactive"])
+            else:
+                finished = ops.all(self.decided(v))
+            return ops.logical_and(ops.less(v["t"], self.step_limit), ops.logical_not(finished))
+
+        v = ops.while_loop(condition, body, self.loop_vars())
+        if self.k == 1:
+            scores, lengths = v["scores"], v["lengths"]
+            padded = {
+                "ids": v["tokens"],
+                "scores": self.rank(scores, lengths),
+                "lengths": lengths,
+                "log_probs": scores,
+                "attention": v.get("attention"),
+            }
+        else:
+            ids, attention, pick = self.pool_picks(v, self.n_best or 1)
+            padded = {
+                "ids": ids,
+                "scores": pick["rank"],
+                "lengths": pick["length"],
+                "log_probs": pick["score"],
+                "attention": attention,
+            }
+        padded["ids"] = ops.cast(padded["ids"], "int32")
+        padded["lengths"] = ops.cast(padded["lengths"], "int32")
+        if self.n_best is not None:  # (B * n, ...) -> (B, n, ...)
+            n = self.n_best
+            padded = {
+                key: None if value is None else ops.reshape(value, (-1, n, *ops.shape(value)[1:]))
+                for key, value in padded.items()
+            }
+        padded["steps"] = v["t"]
+        if not self.return_attention:
+            del padded["attention"]
+        return padded
 
 
 def _search_padded(
@@ -209,10 +587,13 @@ def _search_padded(
     max_length_ratio,
     max_length_offset,
     return_attention,
+    n_best=None,
+    coverage_penalty=0.0,
     stop_early=True,
     skip_ended=True,
 ):
-    """The search, returning fixed-size buffers (B, T_max, ...) and the number of steps run.
+    """The search, returning fixed-size buffers (B, T_max, ...) and the number of steps run
+    ((B, n, T_max, ...) with `n_best`).
 
     `T_max = max(1, ceil(ratio * Ts) + offset)` for the padded source length Ts, so every
     shape is known when Ts is (as XLA requires); `_trim` cuts the buffers to the steps run.
@@ -223,219 +604,16 @@ def _search_padded(
     sentence whose result is decided. The rows vary in number from step to step, which XLA
     cannot compile: the compiled searches pass False. The result is the same either way.
     """
-    encoder, decoder = _components(model)
-    k = int(beam_size)
-    alpha = float(length_penalty)
-    batch = ops.shape(source_ids)[0]
-    source_len = ops.shape(source_ids)[1]
-    rows = batch * k
-
-    memory, source_mask, encoder_states = encoder(source_ids, training=False)
-    cache = decoder.prepare(memory, source_mask, encoder_states)
-    state = tuple(decoder.initial_state(cache))
-    if k > 1:
-        cache = _map(lambda x: ops.repeat(x, k, axis=0), cache)
-        state = _map(lambda x: ops.repeat(x, k, axis=0), state)
-
-    source_lengths = ops.sum(ops.cast(ops.not_equal(source_ids, PAD_ID), "int32"), axis=1)
-    max_lengths = _max_length(source_lengths, max_length_ratio, max_length_offset)  # (B,)
-    step_limit = ops.max(max_lengths)
-    row_max_lengths = ops.repeat(max_lengths, k, axis=0) if k > 1 else max_lengths  # (BK,)
-    buffer_len = _max_length(source_len, max_length_ratio, max_length_offset)
-
-    # Only beam 0 of each sentence is live at the start (all K beams would be identical).
-    first_scores = np.array([0.0] + [_NEG_INF] * (k - 1), dtype="float32")
-    scores = ops.tile(ops.convert_to_tensor(first_scores), (batch,))
-    loop_vars = {
-        "t": ops.convert_to_tensor(0, "int32"),
-        "prev_ids": ops.full((rows,), START_ID, dtype="int32"),
-        "state": state,
-        "scores": scores,
-        "finished": ops.equal(scores, _NEG_INF),
-        "lengths": ops.zeros((rows,), dtype="int32"),
-        "tokens": ops.full((rows, buffer_len), PAD_ID, dtype="int32"),
-        "parents": ops.zeros((rows, buffer_len), dtype="int32"),
-    }
-    if return_attention:
-        loop_vars["attention"] = ops.zeros((rows, buffer_len, source_len), dtype="float32")
-    beam_offsets = ops.arange(batch, dtype="int32") * k  # (B,)
-
-    vocab_size = getattr(decoder, "vocab_size", None)
-    # Kernel slices and casts every step reads, made once outside the loop (a decoder
-    # without `loop_params` only needs prepare/initial_state/step).
-    params = decoder.loop_params() if hasattr(decoder, "loop_params") else None
-    skip_ended = skip_ended and "readout_rows" in inspect.signature(decoder.step).parameters
-
-    def condition(v):
-        return ops.logical_and(ops.less(v["t"], step_limit), ops.logical_not(ops.all(_decided(v))))
-
-    def _decided(v):
-        """(B,) bool: True for a sentence whose result no alive hypothesis can still change.
-
-        Greedy (K = 1), or without `stop_early`: every hypothesis of the sentence has
-        finished. Beam: also when the sentence's best finished hypothesis ranks strictly
-        above what any alive one could still reach: an alive score only decreases
-        (log-probs <= 0), and with `alpha > 0` its final rank is at most `score / lp(L_b)`
-        since `lp` grows with the length (<= L_b). The best finished one then stays first in
-        the beam until the end, so stopping here returns exactly what running until every
-        hypothesis ended would return.
-        """
-        finished = v["finished"]
-        all_finished = ops.all(ops.reshape(finished, (-1, k)), axis=1)
-        if k == 1 or not stop_early:
-            return all_finished
-        scores = v["scores"]
-        if alpha > 0:
-            final_rank = scores / length_penalty_factor(v["lengths"], alpha)
-            alive_bound = scores / length_penalty_factor(row_max_lengths, alpha)
-        else:
-            final_rank = alive_bound = scores
-        best_finished = ops.max(ops.reshape(ops.where(finished, final_rank, _NEG_INF), (-1, k)), 1)
-        best_alive = ops.max(ops.reshape(ops.where(finished, _NEG_INF, alive_bound), (-1, k)), 1)
-        # A relative margin covers float rounding of the bound (stopping later is harmless).
-        margin = ops.abs(best_alive) * 1e-6
-        return ops.logical_or(all_finished, ops.greater(best_finished, best_alive + margin))
-
-    def body(v):
-        t = v["t"]
-        finished = v["finished"]
-        step_options = {} if params is None else {"params": params}
-        if skip_ended:  # the output layer only for the rows still extending: (R, V) logits
-            live = ops.nonzero(ops.logical_not(finished))[0]  # (R,) row ids
-            step_options["readout_rows"] = live
-        logits, new_state, weights = decoder.step(
-            v["prev_ids"], v["state"], cache, training=False, **step_options
-        )
-        logits = ops.cast(logits, "float32")  # (BK, V), or (R, V) with skip_ended
-        n_vocab = logits.shape[-1] if logits.shape[-1] is not None else vocab_size
-        if n_vocab is None:
-            raise ValueError("search needs the decoder's logits to have a known vocabulary size.")
-        per_beam = min(k, n_vocab)
-        # log_softmax over the full vocabulary, but only at the per_beam best allowed tokens
-        # of each row (ranked by logit: the same order); PAD and START are never emitted.
-        top_values, top_ids, log_norm = _top_k_allowed(logits, per_beam, n_vocab)  # (BK, per_beam)
-        # At its length limit a row may only emit END; a finished row only PAD, at zero cost.
-        first_only = np.array([0.0] + [_NEG_INF] * (per_beam - 1), "float32")
-        end_value = logits[:, END_ID : END_ID + 1] - log_norm  # (BK, 1)
-        if skip_ended:  # back to all BK rows; ended rows are set below
-            at_live = live[:, None]
-            top_values = ops.scatter_update(
-                ops.zeros((rows, per_beam), "float32"), at_live, top_values
-            )
-            top_ids = ops.scatter_update(ops.zeros((rows, per_beam), "int32"), at_live, top_ids)
-            end_value = ops.scatter_update(ops.zeros((rows, 1), "float32"), at_live, end_value)
-        at_limit = ops.greater_equal(t + 1, row_max_lengths)[:, None]
-        top_values = ops.where(at_limit, end_value + first_only, top_values)
-        top_values = ops.where(finished[:, None], first_only, top_values)
-        top_ids = ops.where(at_limit, END_ID, top_ids)
-        top_ids = ops.where(finished[:, None], PAD_ID, top_ids)
-
-        cand_scores = v["scores"][:, None] + top_values
-        if k == 1 and per_beam == 1:  # greedy: the arg-max token, no reordering
-            parents = ops.arange(rows, dtype="int32")
-            tokens = top_ids[:, 0]
-            new_scores = cand_scores[:, 0]
-            parent_finished = finished
-            parent_lengths = v["lengths"]
-        else:
-            width = k * per_beam
-            rank = cand_scores
-            if alpha > 0:
-                cand_lengths = ops.where(finished, v["lengths"], t + 1)[:, None]
-                rank = cand_scores / length_penalty_factor(cand_lengths, alpha)
-            _, chosen = ops.top_k(ops.reshape(rank, (-1, width)), k)  # (B, K)
-            parents = ops.reshape(beam_offsets[:, None] + chosen // per_beam, (-1,))
-            tokens = ops.reshape(
-                ops.take_along_axis(ops.reshape(top_ids, (-1, width)), chosen, axis=1), (-1,)
-            )
-            new_scores = ops.reshape(
-                ops.take_along_axis(ops.reshape(cand_scores, (-1, width)), chosen, axis=1),
-                (-1,),
-            )
-            new_state = _map(lambda x: ops.take(x, parents, axis=0), tuple(new_state))
-            parent_finished = ops.take(finished, parents, axis=0)
-            parent_lengths = ops.take(v["lengths"], parents, axis=0)
-            if return_attention and weights is not None:
-                weights = ops.take(weights, parents, axis=0)
-
-        dead = ops.equal(new_scores, _NEG_INF)  # only when fewer than K finite candidates
-        stopped = ops.logical_or(parent_finished, dead)
-        tokens = ops.cast(ops.where(stopped, PAD_ID, tokens), "int32")
-        out = {
-            "t": t + 1,
-            "prev_ids": tokens,
-            "state": tuple(new_state),
-            "scores": new_scores,
-            "finished": ops.logical_or(stopped, ops.equal(tokens, END_ID)),
-            "lengths": ops.where(parent_finished, parent_lengths, t + 1),
-            "tokens": ops.slice_update(v["tokens"], [0, t], tokens[:, None]),
-            "parents": ops.slice_update(v["parents"], [0, t], ops.cast(parents, "int32")[:, None]),
-        }
-        if skip_ended and k > 1 and stop_early:
-            # A decided sentence's alive hypotheses can no longer be chosen: end them (they
-            # keep their scores and lengths), so later steps skip their output layer too.
-            decided_rows = ops.repeat(_decided(out), k, axis=0)
-            out["finished"] = ops.logical_or(out["finished"], decided_rows)
-        if return_attention:
-            if weights is None:
-                weights = ops.zeros((rows, source_len), dtype="float32")
-            step_weights = ops.where(stopped[:, None], 0.0, ops.cast(weights, "float32"))
-            out["attention"] = ops.slice_update(v["attention"], [0, t, 0], step_weights[:, None, :])
-        return out
-
-    v = ops.while_loop(condition, body, loop_vars)
-    steps = v["t"]
-    scores, lengths = v["scores"], v["lengths"]
-    normalized = scores / length_penalty_factor(lengths, alpha) if alpha > 0 else scores
-    best = ops.cast(ops.argmax(ops.reshape(normalized, (-1, k)), axis=1), "int32")  # (B,)
-    final_rows = beam_offsets + best
-
-    if k == 1:
-        ids = v["tokens"]
-        attention = v.get("attention")
-    else:
-        # Follow the back-pointers from the chosen final beams: row_at[b, s] is the row that
-        # held sentence b's chosen hypothesis at step s.
-        flat_parents = ops.reshape(v["parents"], (-1,))
-
-        def back_condition(s, row, row_at):
-            return ops.greater_equal(s, 0)
-
-        def back_body(s, row, row_at):
-            row_at = ops.slice_update(row_at, [0, s], row[:, None])
-            row = ops.take(flat_parents, row * buffer_len + s, axis=0)
-            return s - 1, row, row_at
-
-        _, _, row_at = ops.while_loop(
-            back_condition,
-            back_body,
-            (steps - 1, final_rows, ops.zeros((batch, buffer_len), dtype="int32")),
-        )
-        positions = row_at * buffer_len + ops.arange(buffer_len, dtype="int32")[None, :]
-        ids = ops.take(ops.reshape(v["tokens"], (-1,)), positions, axis=0)
-        attention = None
-        if return_attention:
-            flat_attention = ops.reshape(v["attention"], (-1, source_len))
-            attention = ops.take(flat_attention, ops.reshape(positions, (-1,)), axis=0)
-            attention = ops.reshape(attention, (batch, buffer_len, source_len))
-        # Columns at or after `steps` were never written: PAD ids, zero attention.
-        written = ops.less(ops.arange(buffer_len, dtype="int32"), steps)[None, :]
-        ids = ops.where(written, ids, PAD_ID)
-        if return_attention:
-            attention = ops.where(written[:, :, None], attention, 0.0)
-
-    log_probs = ops.take(scores, final_rows, axis=0)
-    final_lengths = ops.take(lengths, final_rows, axis=0)
-    padded = {
-        "ids": ops.cast(ids, "int32"),
-        "scores": ops.take(normalized, final_rows, axis=0),
-        "lengths": ops.cast(final_lengths, "int32"),
-        "log_probs": log_probs,
-        "steps": steps,
-    }
-    if return_attention:
-        padded["attention"] = attention
-    return padded
+    options = (
+        beam_size,
+        length_penalty,
+        max_length_ratio,
+        max_length_offset,
+        return_attention,
+        n_best,
+        coverage_penalty,
+    )
+    return _Search(model, source_ids, options, stop_early, skip_ended).run()
 
 
 def _trim(padded):
@@ -444,9 +622,9 @@ def _trim(padded):
     steps = ops.max(padded["lengths"])
     attention = padded.get("attention")
     return SearchResult(
-        ids=padded["ids"][:, :steps],
+        ids=padded["ids"][..., :steps],
         scores=padded["scores"],
-        attention=None if attention is None else attention[:, :steps, :],
+        attention=None if attention is None else attention[..., :steps, :],
         lengths=padded["lengths"],
         log_probs=padded["log_probs"],
     )
@@ -478,6 +656,8 @@ def search(
     max_length_offset=10,
     return_attention=True,
     jit_compile=False,
+    n_best=None,
+    coverage_penalty=0.0,
 ):
     """Translates a batch of source sentences with greedy (`beam_size=1`) or beam search.
 
@@ -494,8 +674,17 @@ def search(
         return_attention: also return the attention weights of the chosen hypotheses.
         jit_compile: run the search compiled with XLA (a `tf.function(jit_compile=True)`
             cached per model and options; it retraces per distinct source shape).
+        n_best: None for the best hypothesis of each sentence; an int 1 <= n <= beam_size
+            for its n best, best first (the search then runs until none of them can change).
+        coverage_penalty: beta >= 0 of GNMT's `cp = beta * sum_j log(min(c_j, 1))` (Wu et
+            al. 2016, eq. 14; c_j: a hypothesis' attention on source word j summed over its
+            steps, END included, floored at `COVERAGE_FLOOR`), added to the rank of finished
+            hypotheses in beam search; it favours translations that cover the source.
     Returns:
         a `SearchResult` (ids, scores, attention, lengths, log_probs); see its docstring.
+        With `n_best=n` every field has an axis of n after the batch: ids (B, n, T),
+        scores (B, n), ...; a sentence with fewer than n finished hypotheses (a tiny
+        vocabulary) fills the rest with score -inf and length 0.
 
     Works eagerly and inside `tf.function`. See the module docstring for the exact rules.
 
@@ -505,7 +694,14 @@ def search(
         <tf.Tensor: shape=(1, 5), dtype=int32, numpy=array([[9, 4, 8, 2, 0]])>
     """
     options = _checked_options(
-        model, beam_size, length_penalty, max_length_ratio, max_length_offset, return_attention
+        model,
+        beam_size,
+        length_penalty,
+        max_length_ratio,
+        max_length_offset,
+        return_attention,
+        n_best,
+        coverage_penalty,
     )
     source_ids = _check_source(source_ids)
     if jit_compile:
@@ -516,10 +712,32 @@ def search(
 
 
 def _checked_options(
-    model, beam_size, length_penalty, max_length_ratio, max_length_offset, return_attention
+    model,
+    beam_size,
+    length_penalty,
+    max_length_ratio,
+    max_length_offset,
+    return_attention,
+    n_best=None,
+    coverage_penalty=0.0,
 ):
     """Checks the model and the search options; returns them as `_search_padded`'s tuple."""
     _check_options(beam_size, length_penalty, max_length_ratio, max_length_offset)
+    if isinstance(coverage_penalty, bool) or not isinstance(
+        coverage_penalty, (int, float, np.number)
+    ):
+        raise ValueError(f"coverage_penalty must be a finite float >= 0, got {coverage_penalty!r}.")
+    if not math.isfinite(float(coverage_penalty)) or coverage_penalty < 0:
+        raise ValueError(f"coverage_penalty must be a finite float >= 0, got {coverage_penalty}.")
+    if n_best is not None and (
+        isinstance(n_best, bool)
+        or not isinstance(n_best, (int, np.integer))
+        or not 1 <= n_best <= beam_size
+    ):
+        raise ValueError(
+            f"n_best must be None or an int in [1, beam_size={beam_size}], got {n_best!r}: "
+            "beam search keeps beam_size finished hypotheses per sentence."
+        )
     _components(model)
     return (
         int(beam_size),
@@ -527,6 +745,8 @@ def _checked_options(
         float(max_length_ratio),
         int(max_length_offset),
         bool(return_attention),
+        None if n_best is None else int(n_best),
+        float(coverage_penalty),
     )
 
 
@@ -550,6 +770,8 @@ def search_function(
     max_length_offset=10,
     return_attention=True,
     jit_compile=False,
+    n_best=None,
+    coverage_penalty=0.0,
 ):
     """A `tf.function` `source_ids (None, None) int32 -> SearchResult`, traced once.
 
@@ -562,7 +784,14 @@ def search_function(
     import tensorflow as tf
 
     options = _checked_options(
-        model, beam_size, length_penalty, max_length_ratio, max_length_offset, return_attention
+        model,
+        beam_size,
+        length_penalty,
+        max_length_ratio,
+        max_length_offset,
+        return_attention,
+        n_best,
+        coverage_penalty,
     )
     inner = (
         tf.function(

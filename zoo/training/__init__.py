@@ -13,7 +13,8 @@ Typical use (what a recipe does):
                              steps_per_epoch=n, checkpoint_every=500, strategy=strategy)
 """
 
-from zoo.training.checkpoint_manager import CheckpointManager
+from zoo.training.averaging import average_checkpoints
+from zoo.training.checkpoint_manager import CheckpointManager, DamagedCheckpointError
 from zoo.training.fused_adadelta import FusedAdadelta
 from zoo.training.fused_adam import FusedAdam
 from zoo.training.losses import (
@@ -40,6 +41,7 @@ from zoo.training.trainer import TrainingInterrupted, evaluate, train
 
 __all__ = [
     "CheckpointManager",
+    "DamagedCheckpointError",
     "FusedAdadelta",
     "FusedAdam",
     "LOSS_NORMALIZATIONS",
@@ -49,6 +51,7 @@ __all__ = [
     "STRATEGIES",
     "TimeLimit",
     "TrainingInterrupted",
+    "average_checkpoints",
     "default_loss_normalization",
     "evaluate",
     "is_chief",

@@ -225,16 +225,7 @@ def tune(
     """
     objective = objective_name(objective)
     fixed = space.check_fixed(fixed or {})
-    if tuner not in TUNERS:
-        raise ValueError(f"Unknown tuner {tuner!r}; expected one of {TUNERS}.")
-    if size not in space.SIZES:
-        raise ValueError(f"Unknown size {size!r}; expected one of {space.SIZES}.")
-    if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1:
-        raise ValueError(f"epochs must be an int >= 1, got {epochs!r}.")
-    if steps_per_trial is not None and (
-        not isinstance(steps_per_trial, int) or steps_per_trial < 1
-    ):
-        raise ValueError(f"steps_per_trial must be None or an int >= 1, got {steps_per_trial!r}.")
+    _check_tune_arguments(tuner, size, epochs, steps_per_trial)
     directory = Path(directory)
     settings = {
         "data": os.fspath(data),
@@ -255,68 +246,98 @@ def tune(
     }
     _check_settings(directory, settings)
     keras.utils.set_random_seed(seed)
-
-    train = zoo_data.load_corpus(data, source_lang, target_lang, "train")
-    val = zoo_data.load_corpus(data, source_lang, target_lang, "val")
-    if train_limit:
-        train = train.take(train_limit)
-    if eval_limit:
-        val = val.take(eval_limit)
-    tokenizer_dirs = (directory / "tokenizers" / "source", directory / "tokenizers" / "target")
-    source_tokenizer = _tokenizer(tokenizer_dirs[0], train.source, vocab_size, seed)
-    target_tokenizer = _tokenizer(tokenizer_dirs[1], train.target, vocab_size, seed)
-    train_ds = train.dataset(
-        source_tokenizer, target_tokenizer, batch_size=batch_size, max_length=max_length, seed=seed
-    )
-    longest_val = int(zoo_data.token_lengths(source_tokenizer, val.source).max())
+    data = _TuningData(settings, directory)
     if steps_per_trial:
         steps_per_epoch = math.ceil(steps_per_trial / epochs)
     else:
-        steps_per_epoch = zoo_data.steps_per_epoch(train_ds)
-
-    # keras-tuner's clear_session() before each trial frees the tokenizers' TF resources:
-    # every trial loads them again and makes its own pipelines.
-    def make_train():
-        source, target = (text.load_tokenizer(d) for d in tokenizer_dirs)
-        return train.dataset(
-            source, target, batch_size=batch_size, max_length=max_length, seed=seed
-        )
-
-    def make_val():
-        source, target = (text.load_tokenizer(d) for d in tokenizer_dirs)
-        return val.dataset(source, target, batch_size=batch_size, max_length=None, shuffle=False)
-
+        steps_per_epoch = data.steps_per_epoch
     hypermodel = TranslationHyperModel(
-        source_tokenizer.vocab_size,
-        target_tokenizer.vocab_size,
+        data.vocab_sizes[0],
+        data.vocab_sizes[1],
         size=size,
         fixed=fixed,
         objective=objective,
-        max_source_length=max(max_length or 0, longest_val),
-        source_tokenizer=tokenizer_dirs[0],
-        target_tokenizer=tokenizer_dirs[1],
-        bleu_sources=val.source,
-        bleu_references=val.target,
+        max_source_length=max(max_length or 0, data.longest_val),
+        source_tokenizer=data.tokenizer_dirs[0],
+        target_tokenizer=data.tokenizer_dirs[1],
+        bleu_sources=data.val.source,
+        bleu_references=data.val.target,
         steps_per_epoch=steps_per_epoch,
         seed=seed,
         verbose=verbose,
     )
     search_tuner = make_tuner(
-        tuner,
-        hypermodel,
-        directory,
-        max_trials=max_trials,
-        epochs=epochs,
-        seed=seed,
+        tuner, hypermodel, directory, max_trials=max_trials, epochs=epochs, seed=seed,
         verbose=verbose,
-    )
+    )  # fmt: skip
     search_tuner.search(
-        make_train,
-        validation_data=make_val,
+        data.make_train,
+        validation_data=data.make_val,
         epochs=epochs,
         steps_per_epoch=steps_per_epoch if steps_per_trial else None,
     )
+    return _write_results(search_tuner, hypermodel, directory, objective, export, verbose)
 
+
+def _check_tune_arguments(tuner, size, epochs, steps_per_trial):
+    if tuner not in TUNERS:
+        raise ValueError(f"Unknown tuner {tuner!r}; expected one of {TUNERS}.")
+    if size not in space.SIZES:
+        raise ValueError(f"Unknown size {size!r}; expected one of {space.SIZES}.")
+    if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1:
+        raise ValueError(f"epochs must be an int >= 1, got {epochs!r}.")
+    if steps_per_trial is not None and (
+        not isinstance(steps_per_trial, int) or steps_per_trial < 1
+    ):
+        raise ValueError(f"steps_per_trial must be None or an int >= 1, got {steps_per_trial!r}.")
+
+
+class _TuningData:
+    """The search's corpus splits, tokenizers (trained once, in `directory/tokenizers`) and
+    pipeline factories.
+
+    keras-tuner's clear_session() before each trial frees the tokenizers' TF resources:
+    every trial loads them again and makes its own pipelines (`make_train`, `make_val`).
+    """
+
+    def __init__(self, settings, directory):
+        data, langs = settings["data"], (settings["source_lang"], settings["target_lang"])
+        self.train = zoo_data.load_corpus(data, *langs, "train")
+        self.val = zoo_data.load_corpus(data, *langs, "val")
+        if settings["train_limit"]:
+            self.train = self.train.take(settings["train_limit"])
+        if settings["eval_limit"]:
+            self.val = self.val.take(settings["eval_limit"])
+        self.tokenizer_dirs = (
+            directory / "tokenizers" / "source",
+            directory / "tokenizers" / "target",
+        )
+        vocab, seed = settings["vocab_size"], settings["seed"]
+        source = _tokenizer(self.tokenizer_dirs[0], self.train.source, vocab, seed)
+        target = _tokenizer(self.tokenizer_dirs[1], self.train.target, vocab, seed)
+        self.vocab_sizes = (source.vocab_size, target.vocab_size)
+        self.batch_size, self.max_length = settings["batch_size"], settings["max_length"]
+        self.seed = seed
+        self.steps_per_epoch = zoo_data.steps_per_epoch(self._train_dataset(source, target))
+        self.longest_val = int(zoo_data.token_lengths(source, self.val.source).max())
+
+    def _train_dataset(self, source, target):
+        return self.train.dataset(
+            source, target, batch_size=self.batch_size, max_length=self.max_length, seed=self.seed
+        )
+
+    def make_train(self):
+        return self._train_dataset(*(text.load_tokenizer(d) for d in self.tokenizer_dirs))
+
+    def make_val(self):
+        source, target = (text.load_tokenizer(d) for d in self.tokenizer_dirs)
+        return self.val.dataset(
+            source, target, batch_size=self.batch_size, max_length=None, shuffle=False
+        )
+
+
+def _write_results(search_tuner, hypermodel, directory, objective, export, verbose):
+    """The trials table (CSV), the plot by attention variant and `best/`; returns tune's dict."""
     rows = results_lib.trial_table(search_tuner)
     csv_path = directory / "trials.csv"
     results_lib.write_csv(rows, csv_path)

@@ -30,25 +30,19 @@ Example:
 
 import math
 
-from zoo.models import preset_arguments
+from zoo.models import SIZES, attention_presets, family, preset_arguments
 from zoo.training import OPTIMIZERS
 
-# attention value -> zoo.models preset
+# attention value -> zoo.models preset: every attention preset (zoo.models is the registry);
+# RNNsearch's value is "bahdanau".
 ATTENTIONS = {
-    "bahdanau": "bahdanau_rnnsearch",
-    "luong_global_dot": "luong_global_dot",
-    "luong_global_general": "luong_global_general",
-    "luong_global_concat": "luong_global_concat",
-    "luong_global_location": "luong_global_location",
-    "luong_local_m_dot": "luong_local_m_dot",
-    "luong_local_m_general": "luong_local_m_general",
-    "luong_local_p_dot": "luong_local_p_dot",
-    "luong_local_p_general": "luong_local_p_general",
+    ("bahdanau" if family(name) == "bahdanau" else name): name for name in attention_presets()
 }
-LUONG = tuple(name for name in ATTENTIONS if name.startswith("luong_"))
-LOCAL = tuple(name for name in ATTENTIONS if name.startswith("luong_local_"))
+LUONG = tuple(name for name in ATTENTIONS if family(ATTENTIONS[name]) == "luong")
+LOCAL = tuple(
+    name for name in LUONG if preset_arguments(ATTENTIONS[name], "tiny")["attention"] != "global"
+)
 WINDOWS = (2, 5, 10)
-SIZES = ("tiny", "base", "paper")
 
 # name -> (kind, parent dimension, parent values that make it active)
 DIMENSIONS = {

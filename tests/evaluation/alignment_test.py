@@ -1,0 +1,68 @@
+"""Word alignments from attention (Pharaoh format) and the alignment error rate, against
+hand-computed references."""
+
+import numpy as np
+import pytest
+
+from zoo.evaluation import (
+    alignment_error_rate,
+    forced_alignments,
+    format_pharaoh,
+    hard_alignment,
+    parse_gold,
+    word_indices,
+)
+
+
+def test_word_indices_follow_each_tokenizers_word_marks():
+    assert word_indices(["▁Ein", "▁Hun", "d", "▁rennt", "."]) == [0, 1, 1, 2, 2]
+    assert word_indices(["ein", "hund", "##.", "zwei"]) == [0, 1, 1, 2]
+    assert word_indices(["Ein", "##e"]) == [0, 0] and word_indices([]) == []
+
+
+def test_hard_alignment_takes_each_target_rows_arg_max_per_word():
+    source = ["▁zwei", "▁Hun", "de"]  # words: zwei, Hunde
+    target = ["▁two", "▁do", "gs", "</s>"]  # words: two, dogs; END row ignored
+    weights = np.array(
+        [[0.7, 0.2, 0.1], [0.1, 0.3, 0.6], [0.2, 0.5, 0.3], [1.0, 0.0, 0.0]], "float32"
+    )
+    links = hard_alignment(source, target, weights)
+    assert links == [(0, 0), (1, 1)]  # "do" and "gs" both on "Hunde": one link
+    assert format_pharaoh(links) == "0-0 1-1"
+    assert hard_alignment([], target, np.zeros((4, 0))) == []
+    with pytest.raises(ValueError, match=r"\(3, 3\)"):
+        hard_alignment(source, target, weights[:, :2])
+
+
+def test_aer_on_a_small_hand_made_gold_file():
+    gold = ["0-0 1-1 2?1 2?2", "0-0 1-1"]
+    sure, possible = zip(*(parse_gold(line) for line in gold), strict=True)
+    assert sure[0] == {(0, 0), (1, 1)} and possible[0] == {(2, 1), (2, 2)}
+    predicted = [{(0, 0), (1, 1), (2, 1)}, {(0, 0), (1, 2)}]
+    # |A∩S| = 2 + 1, |A∩P| = 3 + 1, |A| = 3 + 2, |S| = 2 + 2: AER = 1 - 7/9.
+    scores = alignment_error_rate(predicted, sure, possible)
+    assert scores["aer"] == pytest.approx(2 / 9)
+    assert scores["precision"] == pytest.approx(4 / 5) and scores["recall"] == pytest.approx(3 / 4)
+    assert alignment_error_rate([sure[0]], [sure[0]], [set()])["aer"] == 0.0
+    assert alignment_error_rate([{(5, 5)}], [sure[1]], [set()])["aer"] == 1.0
+    with pytest.raises(ValueError, match="'1x2' is not a link"):
+        parse_gold("0-0 1x2")
+    with pytest.raises(ValueError, match="one gold line per sentence"):
+        alignment_error_rate(predicted, sure[:1], possible[:1])
+
+
+def test_forced_alignments_read_the_teacher_forced_attention(data_dir):
+    """The links equal the arg-max of the attention a step loop computes on the reference."""
+    from translator_toy import toy_translator
+
+    translator = toy_translator("luong_global_general", beam_size=1)
+    sources, targets = ["Ein Hund rennt.", "Zwei Männer"], ["A dog runs.", "Two men"]
+    links = forced_alignments(
+        translator.model, translator.source_tokenizer, translator.target_tokenizer,
+        sources, targets, batch_size=1,
+    )  # fmt: skip
+    assert len(links) == 2 and all(links)
+    for (source, target), pairs in zip(zip(sources, targets, strict=True), links, strict=True):
+        # Every target word is linked once or more, to a word of the source.
+        assert {j for _, j in pairs} == set(range(len(target.split())))
+        assert all(0 <= i < len(source.split()) for i, _ in pairs)

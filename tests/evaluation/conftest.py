@@ -1,0 +1,6 @@
+"""Makes tests/translator_toy.py importable from tests/evaluation."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))

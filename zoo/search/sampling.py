@@ -1,0 +1,216 @@
+"""Sampling translations from the decoder: temperature, top-k and top-p (nucleus).
+
+`sample(model, source_ids, ...)` draws one translation per source sentence, token by token,
+from the decoder's step function (the one greedy and beam search use), with keras-hub's
+three ways of shaping the distribution:
+- `temperature` T > 0: the logits are divided by T (below 1 sharper, above 1 flatter);
+- `top_k` k: only the k most likely tokens may be drawn (Fan et al. 2018);
+- `top_p` p in (0, 1]: only the smallest set of most likely tokens whose probabilities
+  sum to at least p (Holtzman et al. 2020, "nucleus").
+PAD and START are never drawn; a sentence draws at most as many tokens as search allows it
+(`max_length_ratio`, `max_length_offset`), the last being END. `seed` makes the draws
+reproducible (a `keras.random.SeedGenerator` per call).
+
+Sampled translations of a monolingual target-side corpus are the usual source of synthetic
+pairs for back-translation (Edunov et al. 2018 found sampling and top-k better than beam
+search there): translate target-language text into the source language with a model of the
+reverse direction, and add the (sampled source, real target) pairs to the training data.
+
+The samplers carry keras-hub's names (`keras_hub.samplers`): `GreedySampler`,
+`BeamSampler(num_beams)`, `RandomSampler(temperature)`, `TopKSampler(k)` and
+`TopPSampler(p)`; each is a callable `sampler(model, source_ids) -> SearchResult`.
+
+Example:
+    >>> result = sample(model, source_ids, top_k=10, seed=1)             # doctest: +SKIP
+    >>> TopPSampler(p=0.9, seed=1)(model, source_ids).ids                   # doctest: +SKIP
+"""
+
+import math
+
+import keras
+import numpy as np
+from keras import ops
+
+from zoo.constants import END_ID, PAD_ID, START_ID
+from zoo.search.decoding import _check_source, _components, _max_length, search
+from zoo.search.search_result import SearchResult
+
+_NEG_INF = float("-inf")
+
+
+def _check_sampling(temperature, top_k, top_p):
+    if isinstance(temperature, bool) or not isinstance(temperature, (int, float, np.number)):
+        raise ValueError(f"temperature must be a float > 0, got {temperature!r}.")
+    if not math.isfinite(float(temperature)) or temperature <= 0:
+        raise ValueError(f"temperature must be a finite float > 0, got {temperature}.")
+    if top_k is not None and (
+        isinstance(top_k, bool) or not isinstance(top_k, (int, np.integer)) or top_k < 1
+    ):
+        raise ValueError(f"top_k must be None or an int >= 1, got {top_k!r}.")
+    if top_p is not None and (
+        isinstance(top_p, bool)
+        or not isinstance(top_p, (int, float, np.number))
+        or not 0.0 < float(top_p) <= 1.0
+    ):
+        raise ValueError(f"top_p must be None or a float in (0, 1], got {top_p!r}.")
+
+
+def shaped_logits(logits, temperature=1.0, top_k=None, top_p=None):
+    """The logits `sample` draws from: PAD/START banned, divided by `temperature`, and the
+    tokens outside `top_k` / the `top_p` nucleus set to -inf. (R, V) float32 -> (R, V)."""
+    vocab = logits.shape[-1]
+    banned = np.isin(np.arange(vocab), (PAD_ID, START_ID))
+    logits = ops.where(banned[None, :], _NEG_INF, ops.cast(logits, "float32") / temperature)
+    if top_k is not None and top_k < vocab:
+        kth = ops.top_k(logits, int(top_k))[0][:, -1:]  # (R, 1)
+        logits = ops.where(logits < kth, _NEG_INF, logits)
+    if top_p is not None and top_p < 1.0:
+        ranked = ops.flip(ops.sort(logits, axis=-1), axis=-1)  # descending
+        probs = ops.softmax(ranked, axis=-1)
+        before = ops.cumsum(probs, axis=-1) - probs  # mass of the tokens ranked above
+        kept = ops.where(before < float(top_p), ranked, np.float32(np.inf))
+        threshold = ops.min(kept, axis=-1, keepdims=True)  # the nucleus' lowest logit
+        logits = ops.where(logits < threshold, _NEG_INF, logits)
+    return logits
+
+
+def sample(
+    model,
+    source_ids,
+    temperature=1.0,
+    top_k=None,
+    top_p=None,
+    seed=None,
+    max_length_ratio=1.5,
+    max_length_offset=10,
+):
+    """Draws one translation per source sentence (see the module docstring).
+
+    Args:
+        model: a zoo translation model (layers "encoder" and "decoder", docs/design.md).
+        source_ids: (B, Ts) int source ids, right-padded with PAD_ID.
+        temperature, top_k, top_p: how the distribution is shaped (module docstring).
+        seed: an int for reproducible draws (None: a fresh seed).
+        max_length_ratio, max_length_offset: as for `zoo.search.search`.
+    Returns:
+        a `SearchResult`: ids (B, T), `scores` = `log_probs` (B,), the sum of the model's
+        own token log-probabilities (temperature 1, nothing cut off), lengths (B,);
+        attention None.
+    """
+    _check_sampling(temperature, top_k, top_p)
+    source_ids = _check_source(source_ids)
+    encoder, decoder = _components(model)
+    if source_ids.shape[1] == 0:
+        source_ids = ops.zeros((ops.shape(source_ids)[0], 1), dtype="int32")
+    batch = ops.shape(source_ids)[0]
+    memory, mask, states = encoder(source_ids, training=False)
+    cache = decoder.prepare(memory, mask, states)
+    lengths = ops.sum(ops.cast(ops.not_equal(source_ids, PAD_ID), "int32"), axis=1)
+    limits = ops.where(
+        ops.equal(lengths, 0), 1, _max_length(lengths, max_length_ratio, max_length_offset)
+    )
+    buffer_len = _max_length(ops.shape(source_ids)[1], max_length_ratio, max_length_offset)
+    generator = keras.random.SeedGenerator(seed)
+
+    def body(t, prev, state, finished, log_probs, out_lengths, tokens):
+        logits, state, _ = decoder.step(prev, state, cache, training=False)
+        logits = ops.cast(logits, "float32")
+        drawn = keras.random.categorical(
+            shaped_logits(logits, temperature, top_k, top_p), 1, seed=generator
+        )[:, 0]
+        drawn = ops.where(ops.greater_equal(t + 1, limits), END_ID, ops.cast(drawn, "int32"))
+        drawn = ops.cast(ops.where(finished, PAD_ID, drawn), "int32")
+        token_log_prob = ops.take_along_axis(
+            ops.log_softmax(logits, axis=-1), drawn[:, None], axis=1
+        )[:, 0]
+        log_probs = log_probs + ops.where(finished, 0.0, token_log_prob)
+        out_lengths = ops.where(finished, out_lengths, t + 1)
+        tokens = ops.slice_update(tokens, [0, t], drawn[:, None])
+        finished = ops.logical_or(finished, ops.equal(drawn, END_ID))
+        return t + 1, drawn, state, finished, log_probs, out_lengths, tokens
+
+    def condition(t, prev, state, finished, *rest):
+        return ops.logical_and(ops.less(t, ops.max(limits)), ops.logical_not(ops.all(finished)))
+
+    loop = (
+        ops.convert_to_tensor(0, "int32"),
+        ops.full((batch,), START_ID, dtype="int32"),
+        tuple(decoder.initial_state(cache)),
+        ops.zeros((batch,), dtype="bool"),
+        ops.zeros((batch,), dtype="float32"),
+        ops.zeros((batch,), dtype="int32"),
+        ops.full((batch, buffer_len), PAD_ID, dtype="int32"),
+    )
+    *_, log_probs, out_lengths, tokens = ops.while_loop(condition, body, loop)
+    steps = ops.max(out_lengths)
+    return SearchResult(
+        ids=tokens[:, :steps],
+        scores=log_probs,
+        attention=None,
+        lengths=out_lengths,
+        log_probs=log_probs,
+    )
+
+
+class GreedySampler:
+    """keras-hub's name for greedy search: the arg-max token at every step."""
+
+    def __init__(self, max_length_ratio=1.5, max_length_offset=10):
+        self.options = dict(max_length_ratio=max_length_ratio, max_length_offset=max_length_offset)
+
+    def __call__(self, model, source_ids):
+        return search(model, source_ids, beam_size=1, return_attention=False, **self.options)
+
+
+class BeamSampler:
+    """keras-hub's name for beam search with `num_beams` hypotheses (`zoo.search.search`)."""
+
+    def __init__(self, num_beams=5, length_penalty=1.0, max_length_ratio=1.5, max_length_offset=10):
+        self.num_beams = num_beams
+        self.options = dict(
+            length_penalty=length_penalty,
+            max_length_ratio=max_length_ratio,
+            max_length_offset=max_length_offset,
+        )
+
+    def __call__(self, model, source_ids):
+        return search(
+            model, source_ids, beam_size=self.num_beams, return_attention=False, **self.options
+        )
+
+
+class RandomSampler:
+    """Draws from the whole distribution (shaped by `temperature` only)."""
+
+    def __init__(self, temperature=1.0, seed=None, max_length_ratio=1.5, max_length_offset=10):
+        _check_sampling(temperature, None, None)
+        self.options = dict(
+            temperature=temperature,
+            seed=seed,
+            max_length_ratio=max_length_ratio,
+            max_length_offset=max_length_offset,
+        )
+
+    def __call__(self, model, source_ids):
+        return sample(model, source_ids, **self.options)
+
+
+class TopKSampler(RandomSampler):
+    """Draws from the `k` most likely tokens (Fan et al. 2018)."""
+
+    def __init__(self, k=5, temperature=1.0, seed=None, max_length_ratio=1.5, max_length_offset=10):
+        super().__init__(temperature, seed, max_length_ratio, max_length_offset)
+        _check_sampling(temperature, k, None)
+        self.options["top_k"] = k
+
+
+class TopPSampler(RandomSampler):
+    """Draws from the nucleus: the most likely tokens holding probability `p` (Holtzman et
+    al. 2020)."""
+
+    def __init__(
+        self, p=0.9, temperature=1.0, seed=None, max_length_ratio=1.5, max_length_offset=10
+    ):
+        super().__init__(temperature, seed, max_length_ratio, max_length_offset)
+        _check_sampling(temperature, None, p)
+        self.options["top_p"] = p
