@@ -40,3 +40,27 @@ def check_rate(owner, name, value):
     if not valid:
         raise ValueError(f"{_owned(owner, name)} must be a float in [0, 1); received {value!r}.")
     return float(value)
+
+
+def argparse_number(convert, minimum, strict, what):
+    """An argparse `type`: `convert(text)`, finite and > (strict) or >= `minimum`; a bad
+    value is a usage error naming what was expected and what was received."""
+    import argparse
+    import math
+
+    def parse(text):
+        try:
+            value = convert(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+        if not math.isfinite(value) or value < minimum or (strict and value == minimum):
+            raise argparse.ArgumentTypeError(f"expected {what}, got {value}")
+        return value
+
+    return parse
+
+
+positive_int = argparse_number(int, 1, False, "a positive integer")
+non_negative_int = argparse_number(int, 0, False, "an integer >= 0")
+positive_float = argparse_number(float, 0.0, True, "a positive number")
+non_negative_float = argparse_number(float, 0.0, False, "a number >= 0")

@@ -17,31 +17,11 @@ import json
 import os
 import sys
 
+from zoo.checks import non_negative_float as _non_negative_float
+from zoo.checks import positive_int as _positive_int
 from zoo.errors import UsageError, exit_on_user_error
 
 EVALUATE_DEFAULTS = {"data": "multi30k", "source_lang": "de", "target_lang": "en"}
-
-
-def _positive_int(text):
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected a positive integer, received {text!r}"
-        ) from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, received {value}")
-    return value
-
-
-def _non_negative_float(text):
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number >= 0, received {text!r}") from None
-    if not value >= 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"expected a finite number >= 0, received {text!r}")
-    return value
 
 
 def _add_search_flags(parser):

@@ -8,9 +8,9 @@ keyword arguments, so recipes and `zoo.models.build` agree on every size.
 """
 
 import argparse
-import math
 import os
 
+from zoo import checks
 from zoo.data import BATCHINGS
 from zoo.models import SIZES, preset_arguments
 from zoo.text import KINDS
@@ -82,25 +82,10 @@ Re-running the same command continues from the last checkpoint (--resume is the 
 """
 
 
-def _number(convert, minimum, strict, what):
-    """An argparse `type`: `convert(text)`, finite and > (strict) or >= `minimum`."""
-
-    def parse(text):
-        try:
-            value = convert(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
-        if not math.isfinite(value) or value < minimum or (strict and value == minimum):
-            raise argparse.ArgumentTypeError(f"expected {what}, got {value}")
-        return value
-
-    return parse
-
-
-_positive_float = _number(float, 0.0, True, "a positive number")
-positive_int = _number(int, 1, False, "a positive integer")
-_non_negative_int = _number(int, 0, False, "an integer >= 0")
-_non_negative_float = _number(float, 0.0, False, "a number >= 0")
+_positive_float = checks.positive_float
+positive_int = checks.positive_int
+_non_negative_int = checks.non_negative_int
+_non_negative_float = checks.non_negative_float
 
 
 def _rate(text):
