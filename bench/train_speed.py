@@ -2,7 +2,7 @@
 
 For each preset (built at `--size` with 8k SentencePiece vocabularies, the peer's sizes at
 `base`): target tokens/s and sentence pairs/s of full training steps (forward, backward,
-Adam with global-norm clipping 1.0 as the peer trains, in `zoo`'s `FusedAdam`) in steady
+Adam with global-norm clipping 1.0 as the peer trains, `keras.optimizers.Adam`) in steady
 state after warm-up, the process's peak RSS, the analytic forward+backward FLOPs per target
 token and the model-FLOP utilisation against this machine's fp32 matmul rate, measured in
 the same process right after the preset. Every preset runs in its own process (clean memory

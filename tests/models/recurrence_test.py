@@ -3,12 +3,10 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from zoo.models import recurrence
 from zoo.models.recurrence import (
     gru_params,
     gru_update,
     lstm_params,
-    lstm_sequence,
     lstm_update,
     matmul_pretransposed,
     project,
@@ -181,82 +179,6 @@ def test_run_rnn_gradients_equal_the_keras_layer(make_layer, time_major):
 
     for got, expected in zip(gradients(False), gradients(True), strict=True):
         np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-5)
-
-
-def _lstm_sequence_by_autodiff(cell, params, projection, h, c, mask):
-    """The reference: autodiff through `lstm_update`, step by step."""
-    outputs, (h, c) = recurrence._sequence(
-        lambda x, h, c: lstm_update(cell, params, x, h, c), (h, c), projection, mask
-    )
-    return outputs, h, c
-
-
-@pytest.mark.parametrize(
-    "mask_kind, jit_compile, losses",
-    # every mask and loss in a graph; XLA (4-5 s a case here) on the most general mask
-    [
-        (m, False, loss)
-        for m in ("none", "right_padded", "holes")
-        for loss in ("all", "outputs_only")
-    ]
-    + [("holes", True, "all"), ("holes", True, "outputs_only")],
-)
-def test_lstm_sequence_hand_written_backward_equals_autodiff(mask_kind, jit_compile, losses):
-    """`lstm_sequence`'s backpropagation through time, written by hand, gives autodiff's
-    values and gradients with respect to the projection, the initial h and c and the
-    recurrent kernel, for losses on the outputs and the final h and c (or, with
-    "outputs_only", with no gradient reaching the final states)."""
-    rng = np.random.default_rng(11)
-    cell = keras.layers.LSTMCell(6)
-    cell.build((None, 5))
-    cell.set_weights([rng.normal(size=w.shape).astype("float32") * 0.5 for w in cell.weights])
-    assert recurrence._standard_lstm(cell)  # so lstm_sequence takes the hand-written path
-    projection, h0, c0 = (
-        tf.constant(rng.normal(size=shape).astype("float32"))
-        for shape in ((3, 7, 24), (3, 6), (3, 6))
-    )
-    mask = {
-        "none": None,
-        "right_padded": np.arange(7)[None, :] < np.array([[7], [4], [1]]),
-        "holes": rng.random((3, 7)) < 0.6,
-    }[mask_kind]
-    mask = None if mask is None else tf.constant(mask)
-    weights = [rng.normal(size=shape).astype("float32") for shape in ((3, 7, 6), (3, 6), (3, 6))]
-
-    @tf.function(jit_compile=jit_compile)
-    def run(by_hand):
-        with tf.GradientTape() as tape:
-            tape.watch([projection, h0, c0])
-            params = lstm_params(cell, [5], "float32")
-            sequence = lstm_sequence if by_hand else _lstm_sequence_by_autodiff
-            results = sequence(cell, params, projection, h0, c0, mask=mask)
-            used = results if losses == "all" else results[:1]
-            loss = sum(tf.reduce_sum(r * w) for r, w in zip(used, weights, strict=False))
-        return results, tape.gradient(loss, [projection, h0, c0, cell.recurrent_kernel])
-
-    (got, got_grads), (expected, expected_grads) = run(True), run(False)
-    for a, b in zip(got, expected, strict=True):
-        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
-    for a, b in zip(got_grads, expected_grads, strict=True):
-        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
-
-
-def test_lstm_sequence_other_activations_use_autodiff():
-    cell = keras.layers.LSTMCell(4, activation="relu")
-    assert not recurrence._standard_lstm(cell)
-    cell.build((None, 3))
-    params = lstm_params(cell, [3], "float32")
-    x, h, c = (
-        np.ones((2, 5, 16), "float32"),
-        np.zeros((2, 4), "float32"),
-        np.zeros((2, 4), "float32"),
-    )
-    for a, b in zip(
-        lstm_sequence(cell, params, x, h, c),
-        _lstm_sequence_by_autodiff(cell, params, x, h, c, None),
-        strict=True,
-    ):
-        np.testing.assert_allclose(a, b, atol=1e-6)
 
 
 def test_run_rnn_refuses_what_it_would_ignore():

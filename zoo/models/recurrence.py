@@ -17,12 +17,9 @@ implementations (`keras/src/backend/tensorflow/rnn.py`): the model code stays in
   cell's own weights, so saved models are unchanged.
 - `lstm_sequence` / `gru_sequence` run those updates over a whole (masked) sequence from
   its hoisted input projection, and `run_rnn(layer, x, mask)` uses them for the encoders'
-  Keras GRU/LSTM layers wherever no fused (cuDNN) kernel exists. `lstm_sequence` has its
-  backward pass through time written by hand (`_lstm_sequence_bptt`): the forward loop keeps
-  the gates, the gradient factors are computed for all steps at once, the loop keeps one
-  product and a few element-wise ops per step, and the recurrent kernel's gradient is one
-  product after it. With `time_major=True` they take and give (T, B, ...) sequences, so a
-  stack of layers needs no transposes between its layers.
+  Keras GRU/LSTM layers wherever no fused (cuDNN) kernel exists. With `time_major=True`
+  they take and give (T, B, ...) sequences, so a stack of layers needs no transposes
+  between its layers.
 - Inside a loop, a kernel is multiplied by `matmul_pretransposed(x, kernel, kernel_t)`: the
   same product, whose backward takes `dy @ kernel^T` from the kernel's transpose, made once
   per loop (`gru_params` / `lstm_params`), instead of a product with a transposed operand at
@@ -32,13 +29,12 @@ implementations (`keras/src/backend/tensorflow/rnn.py`): the model code stays in
 import keras
 from keras import ops, tree
 
-# The two speed tricks above, each switchable for an A/B (`bench/speed_tricks_ab.py`) and
-# for the tests that pin them to the plain Keras computation; read when a loop is traced.
-HAND_WRITTEN_LSTM_BACKWARD = True  # False: autodiff through `lstm_update`
+# The speed trick above, switchable for an A/B (`bench/speed_tricks_ab.py`) and for the
+# tests that pin it to the plain Keras computation; read when a loop is traced.
 PRETRANSPOSED_MATMUL = True  # False: `matmul_pretransposed` is a plain `ops.matmul`
 
 
-def scan_steps(step_fn, state, inputs, reverse=False, differentiable=True):
+def scan_steps(step_fn, state, inputs, reverse=False):
     """Runs `step_fn` over the time axis of `inputs`; returns (final state, stacked outputs).
 
     Args:
@@ -48,13 +44,6 @@ def scan_steps(step_fn, state, inputs, reverse=False, differentiable=True):
         inputs: a nest of time-major tensors `(T, ...)` with T >= 1 (the same T for all).
         reverse: run from the last step to the first (a backward pass through time); the
             outputs are still stacked in time order (output t comes from inputs t).
-        differentiable: False where no gradient is taken through the loop (inside a custom
-            gradient's forward or backward function). The TensorFlow loop then reads each
-            step's inputs as a slice of the stacked tensors (along the leading axis, which
-            TensorFlow does without a copy) instead of unstacking them into TensorArrays
-            first (a copy of every input); the gradient of such slices would be a full-size
-            tensor per step, so differentiated loops keep the TensorArrays.
-
     Returns:
         (state after the last step, outputs stacked on a new leading time axis `(T, ...)`).
 
@@ -69,22 +58,16 @@ def scan_steps(step_fn, state, inputs, reverse=False, differentiable=True):
     length = flat_inputs[0].shape[0]
     if length is None:
         length = tf.shape(flat_inputs[0])[0]
-    if differentiable:
-        sources = [
-            tf.TensorArray(x.dtype, size=length, element_shape=x.shape[1:]).unstack(x)
-            for x in flat_inputs
-        ]
-    else:
-        sources = flat_inputs
+    sources = [
+        tf.TensorArray(x.dtype, size=length, element_shape=x.shape[1:]).unstack(x)
+        for x in flat_inputs
+    ]
 
     def index(t):  # the time step of loop iteration t
         return length - 1 - t if reverse else t
 
     def inputs_at(t):
-        if differentiable:
-            flat = [array.read(index(t)) for array in sources]
-        else:
-            flat = [x[index(t)] for x in sources]
+        flat = [array.read(index(t)) for array in sources]
         return tree.pack_sequence_as(inputs, flat)
 
     # The first step runs before the loop: its outputs give the output arrays' dtypes and
@@ -267,19 +250,11 @@ def lstm_update(cell, params, x_projection, h, c):
         (h, c) new output and carry: i, f, g, o gates as in Keras's fused implementation.
     """
     z = x_projection + matmul_pretransposed(h, params["recurrent"], params["recurrent_t"])
-    h, c, _, _ = _lstm_step_parts(cell, z, c)
-    return h, c
-
-
-def _lstm_step_parts(cell, z, c):
-    """One LSTM step from its pre-activations z = x W + h_{t-1} R + b (..., 4 units) and
-    carry c: h, c, the gates (i, f, g, o) and activation(c), each (..., units)."""
     z_i, z_f, z_g, z_o = ops.split(z, 4, axis=-1)
     act, gate = cell.activation, cell.recurrent_activation
     i, f, g, o = gate(z_i), gate(z_f), act(z_g), gate(z_o)
     c = f * c + i * g
-    activated_c = cell.activation(c)
-    return o * activated_c, c, (i, f, g, o), activated_c
+    return o * act(c), c
 
 
 def _time_major(x, time_major):
@@ -322,9 +297,9 @@ def _sequence(update, state, projection, mask, time_major=False):
 def lstm_sequence(cell, params, projection, h, c, mask=None, time_major=False):
     """A `keras.layers.LSTM` over a whole sequence from its hoisted input projection.
 
-    With the standard activations (sigmoid gates, tanh) on the TensorFlow backend the
-    backward pass is written by hand (`_lstm_sequence_bptt`); otherwise autodiff runs
-    through `lstm_update`. Both compute the same values and gradients.
+    Its gradient is autodiff's through `lstm_update`. (A backward pass through time written
+    by hand was tried and removed: it made the whole training step 3% faster, under the
+    5% that hand-written machinery must pay; bench/RESULTS.md, session 8.)
 
     Args:
         cell, params: as for `lstm_update`.
@@ -339,122 +314,10 @@ def lstm_sequence(cell, params, projection, h, c, mask=None, time_major=False):
         outputs (B, T, units) ((T, B, units) with `time_major`), final h (B, units), final
         c (B, units).
     """
-    if _standard_lstm(cell):
-        return _lstm_sequence_bptt(cell, params, projection, h, c, mask, time_major)
     outputs, (h, c) = _sequence(
         lambda x, h, c: lstm_update(cell, params, x, h, c), (h, c), projection, mask, time_major
     )
     return outputs, h, c
-
-
-def _standard_lstm(cell):
-    return (
-        HAND_WRITTEN_LSTM_BACKWARD
-        and keras.backend.backend() == "tensorflow"
-        and cell.activation is keras.activations.tanh
-        and cell.recurrent_activation is keras.activations.sigmoid
-    )
-
-
-def _lstm_sequence_bptt(cell, params, projection, h0, c0, mask, time_major):
-    """`lstm_sequence` for sigmoid gates and tanh, with backpropagation through time
-    written out (Hochreiter and Schmidhuber 1997; the gate order i, f, g, o of Keras).
-
-    Forward, per step t: z = x_t + h_{t-1} R, i, f, o = sigmoid(z_i, z_f, z_o),
-    g = tanh(z_g), c_t = f c_{t-1} + i g, h_t = o tanh(c_t); the loop also keeps c_t, the
-    gates and tanh(c_t), so that the backward recomputes none of them.
-    Backward, from the last step to the first, with dh and dc the gradients reaching h_t
-    and c_t:
-
-        dc~ = dc + dh a_t,                   a_t = o (1 - tanh(c_t)^2)
-        dz  = [dc~, dc~, dc~, dh] * k_t,     k_t = [g i (1 - i), c_{t-1} f (1 - f),
-                                                    i (1 - g^2), tanh(c_t) o (1 - o)]
-        dh_{t-1} = dz R^T + (the output h_{t-1}'s own gradient),   dc_{t-1} = dc~ f
-
-    a_t and k_t do not depend on the gradients: they are computed for all steps at once
-    before the backward loop, which keeps one product and six element-wise ops per step
-    (eight with a mask). After the loop dR = sum_t h_{t-1}^T dz_t is one (units, T B) by
-    (T B, 4 units) product, and d projection = dz. (Autodiff through `lstm_update` instead
-    runs every intermediate of the step backwards, per step, and accumulates dR with one
-    small product and one sum per step.) A masked step carries h and c: there a_t = k_t = 0 and f is replaced by 1, so dh
-    and dc pass through unchanged and dz = 0.
-    """
-    keep = _keep_steps(mask)
-
-    @ops.custom_gradient
-    def run(projection, h0, c0, recurrent, recurrent_t):
-        def step(state, inputs):
-            h, c = state
-            x, k = inputs if keep is not None else (inputs, None)
-            z = x + ops.matmul(h, recurrent)
-            h_new, c_new, gates, tanh_c = _lstm_step_parts(cell, z, c)
-            if k is not None:
-                h_new, c_new = ops.where(k, h_new, h), ops.where(k, c_new, c)
-            return (h_new, c_new), (h_new, c_new, gates, tanh_c)
-
-        inputs = _time_major(projection, time_major)  # (T, B, 4 units)
-        inputs = inputs if keep is None else (inputs, keep)
-        # (T, B, units) each; at a masked step hs, cs hold the carried state, the gates and
-        # tanh_c that step's unused values.
-        (h, c), (hs, cs, (i, f, g, o), tanh_c) = scan_steps(
-            step, (h0, c0), inputs, differentiable=False
-        )
-        outputs = _time_major(hs, time_major)
-
-        def grad(*upstream):
-            d_outputs, d_h, d_c = (
-                ops.zeros_like(x) if d is None else d
-                for d, x in zip(upstream, (outputs, h, c), strict=True)
-            )
-            # Every factor of the backward step that does not depend on dh, dc: all steps at
-            # once, (T, B, ...).
-            h_prev = ops.concatenate([h0[None], hs[:-1]], axis=0)  # h_{t-1}
-            c_prev = ops.concatenate([c0[None], cs[:-1]], axis=0)  # c_{t-1}
-            a = o * (1.0 - tanh_c * tanh_c)
-            k = ops.concatenate(
-                [
-                    g * i * (1.0 - i),
-                    c_prev * f * (1.0 - f),
-                    i * (1.0 - g * g),
-                    tanh_c * o * (1.0 - o),
-                ],
-                axis=-1,
-            )
-            backward = [_time_major(d_outputs, time_major)]
-            f_back = f  # dc_{t-1} = dc~ f_back
-            if keep is not None:
-                a, k = ops.where(keep, a, 0.0), ops.where(keep, k, 0.0)
-                f_back = ops.where(keep, f, 1.0)
-                backward.append(ops.cast(ops.logical_not(keep), h0.dtype))  # carry: 1
-            backward += [a, k, f_back]
-
-            def back_step(state, inputs):
-                dh, dc = state
-                if keep is None:
-                    d_out, a_t, k_t, f_t = inputs
-                else:
-                    d_out, carry, a_t, k_t, f_t = inputs
-                dh = dh + d_out
-                dc = dc + dh * a_t
-                dz = ops.concatenate([dc, dc, dc, dh], axis=-1) * k_t
-                dh_prev = ops.matmul(dz, recurrent_t)
-                if keep is not None:
-                    dh_prev = dh_prev + dh * carry
-                return (dh_prev, dc * f_t), dz
-
-            (dh0, dc0), dz = scan_steps(
-                back_step, (d_h, d_c), tuple(backward), reverse=True, differentiable=False
-            )
-            units = ops.shape(h0)[-1]
-            d_recurrent = ops.matmul(
-                ops.transpose(ops.reshape(h_prev, (-1, units))),
-                ops.reshape(dz, (-1, 4 * units)),
-            )
-            return _time_major(dz, time_major), dh0, dc0, d_recurrent, None
-
-        return (outputs, h, c), grad
-
-    return run(projection, h0, c0, params["recurrent"], params["recurrent_t"])
 
 
 def gru_sequence(cell, params, projection, h, mask=None, time_major=False):

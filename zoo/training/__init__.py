@@ -15,8 +15,6 @@ Typical use (what a recipe does):
 
 from zoo.training.averaging import average_checkpoints
 from zoo.training.checkpoint_manager import CheckpointManager, DamagedCheckpointError
-from zoo.training.fused_adadelta import FusedAdadelta
-from zoo.training.fused_adam import FusedAdam
 from zoo.training.losses import (
     LOSS_NORMALIZATIONS,
     keras_loss,
@@ -42,8 +40,6 @@ from zoo.training.trainer import TrainingInterrupted, evaluate, train
 __all__ = [
     "CheckpointManager",
     "DamagedCheckpointError",
-    "FusedAdadelta",
-    "FusedAdam",
     "LOSS_NORMALIZATIONS",
     "LuongSchedule",
     "OPTIMIZERS",

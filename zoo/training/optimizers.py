@@ -15,16 +15,15 @@ renormalised to at most 1). Luong et al. 2015, section 4.1 (SGD, lr 1.0, 10 epoc
 after 5; 12 epochs and halving after 8 with dropout 0.2; gradient norm rescaled to 5).
 Uniform initialisation in [-0.1, 0.1] belongs to the model presets, not here.
 
-Adam and Adadelta are `FusedAdam` / `FusedAdadelta` (`zoo.training.fused_update`): the
-Keras optimizers with their update done by one TensorFlow kernel per variable.
+All three are the optimizers Keras ships (`keras.optimizers.Adadelta`, `SGD`, `Adam`). A
+hand-fused Adam/Adadelta update was tried and removed: in one process, alternating, Keras's
+own Adam made the whole training step faster, not slower (bench/RESULTS.md, session 8).
 
 Create the optimizer inside `strategy.scope()` when training with a distribution strategy.
 """
 
 import keras
 
-from zoo.training.fused_adadelta import FusedAdadelta
-from zoo.training.fused_adam import FusedAdam
 from zoo.training.luong_schedule import LuongSchedule
 
 OPTIMIZERS = ("bahdanau", "luong", "adam")
@@ -91,7 +90,7 @@ def make_optimizer(
             decay_after_epochs=decay_after_epochs,
         )
     if name == "bahdanau":
-        return FusedAdadelta(
+        return keras.optimizers.Adadelta(
             learning_rate=initial,
             rho=0.95,
             epsilon=1e-6,
@@ -101,7 +100,7 @@ def make_optimizer(
         return keras.optimizers.SGD(
             learning_rate=initial, global_clipnorm=5.0 if clipnorm is None else clipnorm
         )
-    return FusedAdam(
+    return keras.optimizers.Adam(
         learning_rate=initial,
         global_clipnorm=1.0 if clipnorm is None else clipnorm,
     )
