@@ -19,6 +19,15 @@ An UNTRAINED model rarely emits END, so every sentence runs to its length limit
 `--model-dir` for the realistic figure. The mean output length is printed.
 
     python bench/decode_speed.py                                   # 3.5 min on 2 cores
+    python bench/decode_speed.py --growth 100,2000                 # time per step vs length
+
+`--growth N1,N2,...` instead times one untrained model on one random source of each length
+N (tokens; it rarely emits END, so it decodes 1.5 N + 10 steps) through
+`zoo.search.search_function` (the traced search of the Translator and the SavedModel),
+greedy and beam `--beam`, after one untimed call, and prints the time per step divided by
+N: each step attends over N positions, so a search linear in its steps (times the source
+length) keeps that figure about constant as N grows; one that copies its whole output
+buffers at every step grows it in proportion to N.
     python bench/decode_speed.py --model-dir runs/bahdanau --limit 1000 --batch-sizes 64
 """
 
@@ -87,7 +96,49 @@ def parse_args(argv=None):
     p.add_argument(
         "--vocab-size", type=int, default=8000, help="SentencePiece vocabularies (default: 8000)"
     )
+    p.add_argument(
+        "--growth",
+        default=None,
+        metavar="N1,N2,...",
+        help="time the search per output step on sources of these lengths instead (the first "
+        "of --presets, untrained; --beam 1 for greedy only)",
+    )
     return p.parse_args(argv)
+
+
+def growth(args):
+    """The `--growth` table (module docstring)."""
+    import keras
+    import numpy as np
+
+    import zoo.models
+    from zoo.search import search_function
+
+    name, _, flag = _split(args.presets)[0].partition(":")
+    overrides = {"input_feeding": False} if flag == "nofeed" else {}
+    keras.utils.set_random_seed(0)
+    model = zoo.models.build(
+        name, size=args.size, source_vocab_size=args.vocab_size,
+        target_vocab_size=args.vocab_size, **overrides,
+    )  # fmt: skip
+    print(f"{name} ({args.size}), untrained, attention collected: {args.attention}")
+    print("| search | N source tokens | steps | seconds | ms per step | us per step per N |")
+    print("|---|---|---|---|---|---|")
+    rng = np.random.default_rng(0)
+    for beam in sorted({1, args.beam}):
+        run = search_function(model, beam_size=beam, return_attention=args.attention)
+        for n in (int(x) for x in _split(args.growth)):
+            source = rng.integers(4, args.vocab_size, size=(1, n)).astype("int32")
+            run(source[:, :8])  # traced once, outside the timing
+            start = time.perf_counter()
+            steps = int(np.asarray(run(source).lengths).max())
+            seconds = time.perf_counter() - start
+            per_step = 1000 * seconds / steps
+            print(
+                f"| {'greedy' if beam == 1 else f'beam {beam}'} | {n} | {steps} | "
+                f"{seconds:.2f} | {per_step:.2f} | {1000 * per_step / n:.2f} |",
+                flush=True,
+            )
 
 
 def _split(text):
@@ -147,6 +198,8 @@ def time_savedmodel(loaded, sentences, order, beam, batch):
 
 def main(argv=None):
     args = parse_args(argv)
+    if args.growth:
+        return growth(args)
     import tensorflow as tf
 
     from zoo.data import load_corpus

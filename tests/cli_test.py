@@ -90,7 +90,7 @@ def test_params_delegates(capsys):
 def test_every_flag_has_help():
     parser = cli.build_parser()
     subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    assert set(subparsers.choices) == {"translate", "evaluate", "aer", "average", "params"}
+    assert set(subparsers.choices) == {"translate", "evaluate", "aer", "average", "serve", "params"}
     for name in ("translate", "evaluate"):
         for action in subparsers.choices[name]._actions:
             assert action.help, f"{name}: {action.dest} has no --help text"
@@ -180,3 +180,31 @@ def test_translate_alignments_and_aer(model_dir, capsys, tmp_path):
     with pytest.raises(SystemExit) as stopped:
         cli.main(argv)
     assert stopped.value.code == 1 and "one line per pair: 2, 2 and 1" in capsys.readouterr().err
+
+
+def test_translate_sample(model_dir, capsys):
+    directory, translator = model_dir
+    sentences = MIXED[:4]
+    assert cli.main(["translate", str(directory), *sentences, "--top-k", "1"]) == 0
+    assert capsys.readouterr().out.split("\n")[:4] == translator.translate(sentences, beam_size=1)
+    runs = []
+    for _ in range(2):
+        assert cli.main(["translate", str(directory), *sentences, "--sample", "--seed", "4"]) == 0
+        runs.append(capsys.readouterr().out)
+    assert runs[0] == runs[1] and runs[0].split("\n")[:4] == translator.sample(sentences, seed=4)
+
+
+@pytest.mark.parametrize(
+    "flags, message",
+    [
+        (["--sample", "--n-best", "2"], "--n-best cannot be combined with --sample"),
+        (["--top-p", "1.5"], "--top-p must be in (0, 1]"),
+        (["--seed", "3"], "--seed applies to sampling only"),
+        (["--temperature", "0"], "--temperature"),
+    ],
+)
+def test_sample_flag_errors_are_usage_errors(model_dir, flags, message, capsys):
+    with pytest.raises(SystemExit) as stopped:
+        cli.main(["translate", str(model_dir[0]), "Ein Hund.", *flags])
+    assert stopped.value.code == 2
+    assert message in capsys.readouterr().err

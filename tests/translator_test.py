@@ -189,3 +189,20 @@ def test_n_best_lists_start_with_the_translation(translator, mixed_outputs):
     assert translator.translate_n_best(MIXED[:2]) == lists[:2]  # default n: the beam size
     with pytest.raises(ValueError, match="at most the beam size"):
         translator.translate_n_best(MIXED, n_best=3)
+
+
+def test_sample_is_seeded_and_top_k_1_is_greedy(translator):
+    drawn = translator.sample(MIXED, seed=3, temperature=3.0)
+    assert len(drawn) == len(MIXED) and drawn[1:3] == ["", ""]  # empty sources: ""
+    assert translator.sample(MIXED, seed=3, temperature=3.0) == drawn  # reproducible
+    others = [translator.sample(MIXED, seed=s, temperature=3.0) for s in (4, 5)]
+    assert any(o != drawn for o in others)  # and the seed matters
+    # Only the most likely token may be drawn: greedy search, whatever the seed.
+    assert translator.sample(MIXED, top_k=1, seed=9) == translator.translate(MIXED, beam_size=1)
+    for bad, match in (
+        (dict(top_p=1.5), "top_p"),
+        (dict(temperature=0.0), "temperature"),
+        (dict(seed=-1), "seed"),
+    ):
+        with pytest.raises(ValueError, match=match):
+            translator.sample(MIXED, **bad)

@@ -1,9 +1,10 @@
-"""The `zoo` command line: `python -m zoo translate|evaluate|aer|average|params ...`.
+"""The `zoo` command line: `python -m zoo translate|evaluate|aer|average|serve|params ...`.
 
     python -m zoo translate saved_models/luong_local_general "Ein Hund rennt."
     python -m zoo translate saved_models/luong_local_general --alignments "Ein Hund rennt."
     python -m zoo aer saved_models/luong_local_general --source s.de --target t.en --gold g.txt
     python -m zoo average saved_models/luong_local_general --last 3
+    python -m zoo serve saved_models/luong_local_general --port 8080
     cat sentences.de | python -m zoo translate saved_models/luong_local_general --beam-size 5
     python -m zoo evaluate saved_models/luong_local_general --split test2016 --beam-size 5
     python -m zoo params --size paper
@@ -18,6 +19,8 @@ import os
 import sys
 
 from zoo.checks import non_negative_float as _non_negative_float
+from zoo.checks import non_negative_int as _non_negative_int
+from zoo.checks import positive_float as _positive_float
 from zoo.checks import positive_int as _positive_int
 from zoo.errors import UsageError, exit_on_user_error
 
@@ -57,6 +60,19 @@ def _add_search_flags(parser):
         "the source (default: MODEL_DIR/translator.json, else 0)",
     )
     parser.add_argument(
+        "--replace-unk",
+        action="store_true",
+        help="replace each <unk> of a translation by the source word it attends to most "
+        "(Luong et al. 2015 section 4.1; for word-level vocabularies)",
+    )
+    parser.add_argument(
+        "--unk-dictionary",
+        default=None,
+        metavar="FILE",
+        help="with --replace-unk: translate the copied source word with this dictionary "
+        "(one 'source<TAB>target' pair a line) where it has an entry",
+    )
+    parser.add_argument(
         "--model-file",
         default="model.keras",
         help="model file inside MODEL_DIR (default: %(default)s)",
@@ -69,6 +85,46 @@ def _add_search_flags(parser):
         help="decode with an ensemble: MODEL_DIR's model and these folders' models (the mean "
         "of their distributions at every step); all must share MODEL_DIR's target vocabulary "
         "and read its source tokenizer's ids",
+    )
+
+
+def _add_sampling_flags(parser):
+    group = parser.add_argument_group(
+        "sampling",
+        "draw one translation per sentence at random instead of searching (zoo.search.sample; "
+        "synthetic sources for back-translation); --temperature, --top-k and --top-p imply "
+        "--sample. A SavedModel samples with the settings it was exported with.",
+    )
+    group.add_argument(
+        "--sample", action="store_true", help="sample instead of greedy or beam search"
+    )
+    group.add_argument(
+        "--temperature",
+        type=_positive_float,
+        default=None,
+        help="divide the logits by T: below 1 sharper, above 1 flatter (default: 1)",
+    )
+    group.add_argument(
+        "--top-k",
+        type=_positive_int,
+        default=None,
+        metavar="K",
+        help="draw from the K most likely tokens only (default: all)",
+    )
+    group.add_argument(
+        "--top-p",
+        type=_positive_float,
+        default=None,
+        metavar="P",
+        help="draw from the smallest set of most likely tokens holding probability P, in "
+        "(0, 1] (nucleus sampling; default: all)",
+    )
+    group.add_argument(
+        "--seed",
+        type=_non_negative_int,
+        default=None,
+        help="make the draws reproducible: the same input, seed and --batch-size give the "
+        "same translations (default: fresh draws)",
     )
 
 
@@ -116,6 +172,7 @@ def build_parser():
         help="append each sentence's word alignment read from the attention, in the Pharaoh "
         "format: 'translation ||| 0-0 1-2 ...' (source word index first, 0-based)",
     )
+    _add_sampling_flags(translate)
     translate.add_argument(
         "--plot-dir",
         default=None,
@@ -202,6 +259,32 @@ def build_parser():
     )
     average.add_argument("--debug", action="store_true", help="show the traceback of an error")
 
+    serve = commands.add_parser(
+        "serve",
+        help="serve translations as JSON over HTTP (zoo.server)",
+        description='Answer POST /translate {"sentences": [...]} with {"translations": '
+        "[...]} (also n_best, alignments, replace_unknown, sample; GET /health, GET /config). "
+        "See zoo/server.py for the protocol. Stop with Ctrl-C.",
+    )
+    serve.add_argument(
+        "model_dir",
+        metavar="MODEL_DIR",
+        help="a zoo output folder, or its serving/ SavedModel (translate and n_best only)",
+    )
+    serve.add_argument(
+        "--host", default="127.0.0.1", help="address to listen on (default: %(default)s)"
+    )
+    serve.add_argument(
+        "--port", type=_non_negative_int, default=8080, help="port (default: %(default)s; 0: any)"
+    )
+    serve.add_argument(
+        "--max-request-bytes",
+        type=_positive_int,
+        default=1 << 20,
+        help="largest request body accepted (default: %(default)s)",
+    )
+    _add_search_flags(serve)
+
     commands.add_parser(
         "params",
         help="print the parameter counts of the presets (python -m zoo params --help)",
@@ -216,6 +299,22 @@ def _overrides(args):
     return {name: getattr(args, name) for name in names if getattr(args, name) is not None}
 
 
+def _unknown_options(args):
+    """`Translator.translate`'s replace_unknown/dictionary keywords from the flags."""
+    if args.unk_dictionary and not args.replace_unk:
+        raise UsageError("--unk-dictionary is used with --replace-unk only.")
+    if not args.replace_unk:
+        return {}
+    if _is_saved_model(args.model_dir):
+        if args.unk_dictionary:
+            raise UsageError("--unk-dictionary needs the model folder, not a SavedModel.")
+        return {"replace_unknown": True}
+    from zoo.unknown_words import read_dictionary
+
+    dictionary = read_dictionary(args.unk_dictionary) if args.unk_dictionary else None
+    return {"replace_unknown": True, "dictionary": dictionary}
+
+
 def _is_saved_model(directory):
     return os.path.isfile(os.path.join(directory, "saved_model.pb"))
 
@@ -228,7 +327,7 @@ def _load(args):
 
         if args.ensemble:
             raise UsageError("--ensemble needs model folders (model.keras), not a SavedModel.")
-        if args.command != "translate":
+        if args.command not in ("translate", "serve"):
             raise ValueError(
                 f"{args.model_dir} is a SavedModel; `evaluate` needs the output folder that "
                 "holds model.keras (usually its parent)."
@@ -308,13 +407,68 @@ def _print_n_best(translator, sentences, args, out, counter):
     out.flush()
 
 
-def _print_translations(translator, sentences, args, out, counter):
+def _sampling(args):
+    """The sampling options of the command line (None when not sampling); a usage error for
+    flags that sampling cannot honour."""
+    shaping = {
+        key: getattr(args, key)
+        for key in ("temperature", "top_k", "top_p")
+        if getattr(args, key, None) is not None
+    }
+    if not (getattr(args, "sample", False) or shaping):
+        if getattr(args, "seed", None) is not None:
+            raise UsageError("--seed applies to sampling only (--sample).")
+        return None
+    flags = (
+        "n_best",
+        "alignments",
+        "attention",
+        "plot_dir",
+        "beam_size",
+        "ensemble",
+        "replace_unk",
+    )
+    for flag in flags:
+        if getattr(args, flag):
+            raise UsageError(f"--{flag.replace('_', '-')} cannot be combined with --sample.")
+    if shaping and _is_saved_model(args.model_dir):
+        raise UsageError(
+            "--temperature, --top-k and --top-p are fixed in a SavedModel (set at export); "
+            "use --sample alone, or the model folder."
+        )
+    if args.top_p is not None and args.top_p > 1:
+        raise UsageError(f"--top-p must be in (0, 1]; received {args.top_p}.")
+    return shaping
+
+
+def _print_samples(translator, sentences, args, out, counter, shaping):
+    seed = None if args.seed is None else args.seed + counter[0]  # each batch its own draws
+    if _is_saved_model(args.model_dir):
+        import random
+
+        seed = random.randrange(2**31) if seed is None else seed
+        texts = translator.sample(sentences, seed=seed)
+    else:
+        texts = translator.sample(sentences, seed=seed, **shaping)
+    for text in texts:
+        print(text, file=out, flush=True)
+    counter[0] += len(sentences)
+
+
+def _print_translations(translator, sentences, args, out, counter, shaping=None):
+    if shaping is not None:
+        return _print_samples(translator, sentences, args, out, counter, shaping)
     if args.n_best:
         return _print_n_best(translator, sentences, args, out, counter)
     if not (args.attention or args.plot_dir or args.alignments):
-        for text in translator.translate(sentences, beam_size=args.beam_size):
+        unknown = args.unknown_options  # read once by run_translate
+        for text in translator.translate(sentences, beam_size=args.beam_size, **unknown):
             print(text, file=out, flush=True)
         return
+    if args.replace_unk:
+        raise UsageError(
+            "--replace-unk prints translations only: drop --attention, --alignments and --plot-dir."
+        )
     from zoo.evaluation import format_pharaoh, hard_alignment
 
     for t in translator.translate_with_attention(sentences, beam_size=args.beam_size):
@@ -336,13 +490,16 @@ def _print_translations(translator, sentences, args, out, counter):
 
 def run_translate(args, out=None):
     out = sys.stdout if out is None else out
+    # Usage errors before loading: they should not wait for the model.
+    shaping = _sampling(args)
+    args.unknown_options = _unknown_options(args)
     translator = _load(args)
     counter = [0]
     if args.sentences:
-        _print_translations(translator, list(args.sentences), args, out, counter)
+        _print_translations(translator, list(args.sentences), args, out, counter, shaping)
         return 0
     for batch in _stdin_batches(sys.stdin, translator.batch_size):
-        _print_translations(translator, batch, args, out, counter)
+        _print_translations(translator, batch, args, out, counter, shaping)
     return 0
 
 
@@ -359,7 +516,8 @@ def run_evaluate(args, out=None):
     corpus = load_corpus(args.data, args.source_lang, args.target_lang, args.split)
     if args.limit is not None:
         corpus = corpus.take(args.limit)
-    hypotheses = translator.translate(corpus.source, progress=True)
+    unknown = _unknown_options(args)
+    hypotheses = translator.translate(corpus.source, progress=True, **unknown)
     scores = corpus_scores(hypotheses, corpus.target)
     result = {
         "model_dir": os.fspath(args.model_dir),
@@ -369,6 +527,7 @@ def run_evaluate(args, out=None):
         "target_lang": args.target_lang,
         "sentences": len(corpus),
         **translator.get_config(),
+        "replace_unknown": bool(args.replace_unk),
         **scores,
     }
     print(f"BLEU = {scores['bleu']:.2f}  {scores['bleu_signature']}", file=out)
@@ -403,10 +562,36 @@ def main(argv=None):
         "evaluate": run_evaluate,
         "aer": run_aer,
         "average": run_average,
+        "serve": run_serve,
     }[args.command]
     return exit_on_user_error(
         lambda: command(args), prog=f"python -m zoo {args.command}", debug=args.debug
     )
+
+
+def run_serve(args, out=None, ready=None):
+    """Serves until Ctrl-C. `ready(server)` (for tests) is called once it listens."""
+    out = sys.stdout if out is None else out
+    from zoo.server import make_server
+
+    translator = _load(args)
+    server = make_server(
+        translator,
+        args.host,
+        args.port,
+        model_dir=os.fspath(args.model_dir),
+        max_request_bytes=args.max_request_bytes,
+    )
+    host, port = server.server_address[:2]
+    print(f"Serving {args.model_dir} on http://{host}:{port}/translate (Ctrl-C stops)", file=out)
+    out.flush()
+    if ready is not None:
+        ready(server)
+    try:
+        server.serve_forever()
+    finally:
+        server.server_close()
+    return 0
 
 
 def run_average(args, out=None):

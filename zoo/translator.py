@@ -38,12 +38,12 @@ import numpy as np
 import tensorflow as tf
 
 from zoo.checks import check_int
-from zoo.constants import PAD_ID
-from zoo.search import search
+from zoo.constants import END_TOKEN, PAD_ID, UNK_TOKEN
+from zoo.search import check_sampling, sample, search
+from zoo.text.vocabulary import JOINER, WORD_START
 from zoo.translation import as_text, check_sentences, to_translation
 
 logger = logging.getLogger("zoo.translator")
-WORD_START = "\u2581"  # SentencePiece's word-start mark (zoo.evaluation.alignment)
 
 MODEL_FILE = "model.keras"
 SOURCE_TOKENIZER_DIR = "source_tokenizer"
@@ -182,7 +182,10 @@ class Translator:
             target_ids (B, T) int32 (END then PAD), target_lengths (B,) int32 (END included),
             source_tokens (B, Ts) tf.string and target_tokens (B, T) tf.string ("" padding),
             alignment (B,) tf.string: the hard word alignment in the Pharaoh format (only
-                with `attention=True`; `graph_alignments`).
+                with `attention=True`; `graph_alignments`),
+            translation_unk_replaced (B,) tf.string: the translation with each `<unk>`
+                replaced by its most attended source word (only with `attention=True`;
+                `replace_unknown`'s rule without a dictionary).
         Sentences with no tokens get translation "", score 0, target length 0.
         """
         beam_size = self.setting("beam_size", beam_size)
@@ -217,7 +220,36 @@ class Translator:
             weights = tf.cast(result.attention, tf.float32)
             outputs["attention"] = tf.where(empty[:, None, None], 0.0, weights)
             outputs["alignment"] = graph_alignments(outputs)
+            outputs["translation_unk_replaced"] = self._graph_unknown_replaced(sentences, outputs)
         return outputs
+
+    def _graph_unknown_replaced(self, sentences, outputs):
+        """(B,) tf.string: `replace_unknown`'s rule (`zoo.unknown_words`) in the graph."""
+        width = tf.shape(outputs["source_ids"])[1]
+        split = getattr(self.source_tokenizer, "split", None)
+        if split is None:  # the source's pieces
+            words = outputs["source_tokens"]
+        else:  # the words as written (WordTokenizer.split), one per source id
+            words = split(_valid_utf8(sentences))
+            words = words.to_tensor("", shape=tf.stack([words.nrows(), tf.cast(width, tf.int64)]))
+        bare = tf.strings.regex_replace(words, "^(" + JOINER + "|" + WORD_START + ")", "")
+        best = tf.argmax(outputs["attention"], axis=2, output_type=tf.int32)  # (B, T)
+        picked = tf.gather(bare, best, batch_dims=1)
+        tokens = outputs["target_tokens"]
+        unknown = tf.equal(tokens, UNK_TOKEN)
+        pieces = getattr(self.target_tokenizer, "kind", None) == "sentencepiece"
+        replaced = tf.where(unknown, (WORD_START if pieces else "") + picked, tokens)
+        kept = tf.ragged.boolean_mask(
+            replaced, tf.not_equal(replaced, "") & tf.not_equal(replaced, END_TOKEN)
+        )
+        if pieces:
+            text = tf.strings.reduce_join(kept, axis=1)
+            text = tf.strings.strip(tf.strings.regex_replace(text, WORD_START, " "))
+        else:
+            text = tf.strings.reduce_join(kept, axis=1, separator=" ")
+            text = tf.strings.regex_replace(text, " " + JOINER, "")
+            text = tf.strings.regex_replace(text, "^" + JOINER, "")
+        return tf.where(tf.reduce_any(unknown, axis=1), text, outputs["translation"])
 
     def _search(self, source_ids, beam_size, return_attention, n_best=None):
         """`zoo.search.search` with this translator's settings."""
@@ -235,12 +267,7 @@ class Translator:
 
     def _graph_source(self, sentences):
         """`tf.string` (B,) -> (source_ids (B, Ts >= 1) int32, source_lengths (B,) int32)."""
-        sentences = tf.convert_to_tensor(sentences, tf.string)
-        # Invalid UTF-8 (only possible through the SavedModel's tf.string input) -> U+FFFD.
-        sentences = tf.strings.unicode_transcode(
-            sentences, "UTF-8", "UTF-8", errors="replace", replacement_char=0xFFFD
-        )
-        ragged = self.source_tokenizer.tokenize(sentences)
+        ragged = self.source_tokenizer.tokenize(_valid_utf8(sentences))
         source_lengths = tf.cast(ragged.row_lengths(), tf.int32)
         source_ids = ragged.to_tensor(default_value=PAD_ID)
         # The encoders need at least one column, even when every sentence is empty.
@@ -263,6 +290,33 @@ class Translator:
         texts = tf.where(empty | missing, tf.constant("", tf.string), texts)
         scores = tf.where(empty, 0.0, tf.cast(result.scores, tf.float32))
         return {"translations": texts, "scores": scores}
+
+    def graph_sample(self, sentences, seed, temperature=1.0, top_k=None, top_p=None):
+        """One translation drawn per `tf.string` sentence (B,) (`zoo.search.sample`, with this
+        translator's length limits), in the graph: a dict of translation (B,) tf.string,
+        score (B,) float32 (the model's log-probability of the drawn translation),
+        target_ids (B, T) int32 and target_lengths (B,) int32. `seed` is the
+        `keras.random.SeedGenerator` to draw from. Sentences with no tokens get "" and 0."""
+        source_ids, source_lengths = self._graph_source(sentences)
+        result = sample(
+            self.model,
+            source_ids,
+            temperature=temperature,
+            top_k=top_k,
+            top_p=top_p,
+            seed=seed,
+            max_length_ratio=self.max_length_ratio,
+            max_length_offset=self.max_length_offset,
+        )
+        empty = tf.equal(source_lengths, 0)
+        target_ids = tf.where(empty[:, None], PAD_ID, tf.cast(result.ids, tf.int32))
+        translation = self.target_tokenizer.detokenize(target_ids)
+        return {
+            "translation": tf.where(empty, tf.constant("", tf.string), translation),
+            "score": tf.where(empty, 0.0, tf.cast(result.scores, tf.float32)),
+            "target_ids": target_ids,
+            "target_lengths": tf.where(empty, 0, tf.cast(result.lengths, tf.int32)),
+        }
 
     def setting(self, name, value):
         """This call's `beam_size` or `batch_size`: the translator's own when None, else
@@ -351,17 +405,73 @@ class Translator:
         ]
         return np.concatenate(chunks)
 
-    def translate(self, sentences, beam_size=None, batch_size=None, progress=False):
+    def translate(
+        self,
+        sentences,
+        beam_size=None,
+        batch_size=None,
+        progress=False,
+        replace_unknown=False,
+        dictionary=None,
+    ):
         """Translates `sentences` (list of str) and returns a list of str, in input order.
 
         Args:
             sentences: list of source sentences (any length, empty ones allowed).
             beam_size, batch_size: override the translator's defaults for this call.
             progress: show a tqdm progress bar (sentences translated).
+            replace_unknown: replace each `<unk>` of a translation by the source word it
+                attends to most, or by that word's entry in `dictionary` (Luong et al. 2015
+                section 4.1; `zoo.unknown_words`). For word-level vocabularies; a
+                SentencePiece target rarely emits `<unk>`.
+            dictionary: {source word: translation} (`zoo.unknown_words.read_dictionary`),
+                used with `replace_unknown`.
         """
+        if dictionary is not None and not replace_unknown:
+            raise ValueError("dictionary is used with replace_unknown=True only.")
+        if replace_unknown:
+            return self._translate_replacing_unknown(
+                sentences, beam_size, batch_size, progress, dictionary
+            )
         # Text only: the search skips collecting attention weights (~10% of beam time).
         _, outputs = self._run(sentences, beam_size, batch_size, progress, attention=False)
         return [as_text(out["translation"]) for out in outputs]
+
+    def _translate_replacing_unknown(self, sentences, beam_size, batch_size, progress, dictionary):
+        translations = self.translate_with_attention(sentences, beam_size, batch_size, progress)
+        return self.replace_unknown(translations, dictionary)
+
+    def replace_unknown(self, translations, dictionary=None):
+        """The texts of `translations` (from `translate_with_attention`) with each `<unk>`
+        replaced by the source word it attends to most, or that word's entry in
+        `dictionary` (`zoo.unknown_words`); a list of str."""
+        from zoo.unknown_words import replace_unknown
+
+        translations = list(translations)
+        words = self.source_words([t.source for t in translations])
+        return [
+            replace_unknown(w, t.target_tokens, t.weights, dictionary)
+            if UNK_TOKEN in t.target_tokens
+            else t.translation
+            for w, t in zip(words, translations, strict=True)
+        ]
+
+    def source_words(self, sentences):
+        """Per sentence, its source tokens as written, position by position (a list of
+        lists of str): the word tokenizer's words (`WordTokenizer.split`), so that an
+        out-of-vocabulary word stays itself; for other tokenizers their pieces."""
+        sentences = check_sentences(sentences)
+        if not sentences:
+            return []
+        strings = tf.constant(sentences, tf.string)
+        split = getattr(self.source_tokenizer, "split", None)
+        if split is not None:
+            tokens = split(strings)
+        else:
+            tokens = tf.ragged.map_flat_values(
+                self.source_tokenizer.id_to_token, self.source_tokenizer.tokenize(strings)
+            )
+        return [[as_text(x) for x in row] for row in tokens.to_list()]
 
     def translate_with_attention(self, sentences, beam_size=None, batch_size=None, progress=False):
         """Like `translate`, but returns a `zoo.translation.Translation` per sentence (text,
@@ -402,14 +512,64 @@ class Translator:
             for o in outputs
         ]
 
+    def sample(
+        self,
+        sentences,
+        temperature=1.0,
+        top_k=None,
+        top_p=None,
+        seed=None,
+        batch_size=None,
+        progress=False,
+    ):
+        """One translation drawn at random per sentence (a list of str, in input order):
+        temperature, top-k and top-p sampling as in `zoo.search.sample`, the usual way to
+        make synthetic sources for back-translation (module docstring of `zoo.search`).
+
+        Args:
+            sentences: list of source sentences.
+            temperature: > 0; below 1 sharper, above 1 flatter than the model.
+            top_k: draw from the k most likely tokens only (None: all).
+            top_p: draw from the nucleus holding probability p, in (0, 1] (None: all).
+            seed: an int makes the call reproducible: the same sentences, seed and
+                batch size give the same translations (None: fresh draws).
+            batch_size, progress: as for `translate`.
+        """
+        import keras
+
+        check_sampling(temperature, top_k, top_p)
+        seed = check_int(None, "seed", seed, minimum=0, allow_none=True)
+        generator = keras.random.SeedGenerator(seed)
+
+        def make():  # one trace per call: the generator is this call's
+            return tf.function(
+                lambda s: self.graph_sample(s, generator, temperature, top_k, top_p),
+                input_signature=[tf.TensorSpec([None], tf.string, name="sentences")],
+                autograph=False,
+            )
+
+        _, outputs = self._run(sentences, 1, batch_size, progress, make=make)
+        return [as_text(out["translation"]) for out in outputs]
+
     # -- files -------------------------------------------------------------------------------
-    def export(self, path, beam_size=None, greedy=True, attention=True, n_best=None, verbose=False):
+    def export(
+        self,
+        path,
+        beam_size=None,
+        greedy=True,
+        attention=True,
+        n_best=None,
+        sampling=None,
+        verbose=False,
+    ):
         """Writes a SavedModel to `path`; see `zoo.export.export_translator` for its endpoints.
 
         The `translate` endpoint (also `serving_default`) searches with `beam_size`
         (default: the translator's); `translate_greedy` with beam size 1; with `n_best=n`,
-        `translate_n_best` gives the n best of that beam. `attention=False` leaves the
-        attention weights out of the outputs (faster beam search)."""
+        `translate_n_best` gives the n best of that beam; with `sampling` (a dict of
+        `temperature`, `top_k`, `top_p`, possibly empty), `sample` draws translations.
+        `attention=False` leaves the attention weights out of the outputs (faster beam
+        search)."""
         from zoo.export import export_translator
 
         return export_translator(
@@ -419,6 +579,7 @@ class Translator:
             greedy=greedy,
             attention=attention,
             n_best=n_best,
+            sampling=sampling,
             verbose=verbose,
         )
 
@@ -502,6 +663,15 @@ class Translator:
             load_tokenizer(os.path.join(directory, TARGET_TOKENIZER_DIR)),
             **settings,
         )
+
+
+def _valid_utf8(sentences):
+    """`tf.string` (B,) with invalid UTF-8 (possible through the SavedModel's input only)
+    replaced by U+FFFD."""
+    sentences = tf.convert_to_tensor(sentences, tf.string)
+    return tf.strings.unicode_transcode(
+        sentences, "UTF-8", "UTF-8", errors="replace", replacement_char=0xFFFD
+    )
 
 
 def _graph_word_indices(tokens, lengths):

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from translator_toy import MIXED, toy_translator
 
-from zoo.export import METADATA_FILE, OUTPUT_KEYS
+from zoo.export import ATTENTION_KEYS, METADATA_FILE, OUTPUT_KEYS
 
 # Runs in a fresh interpreter that imports only TensorFlow and tensorflow-text.
 LOADER = textwrap.dedent(
@@ -172,7 +172,7 @@ def test_export_without_attention(exported, tmp_path):
     translator, _ = exported
     path = str(translator.export(tmp_path / "text", greedy=False, attention=False))
     metadata = json.loads(open(f"{path}/{METADATA_FILE}").read())
-    assert metadata["outputs"] == [k for k in OUTPUT_KEYS if k not in ("attention", "alignment")]
+    assert metadata["outputs"] == [k for k in OUTPUT_KEYS if k not in ATTENTION_KEYS]
     loaded = load_exported(path)  # keep it alive: its functions use its variables
     result = loaded.translate(tf.constant(MIXED))
     assert sorted(result) == sorted(metadata["outputs"])
@@ -209,3 +209,21 @@ def test_an_ensemble_exports_as_one_saved_model(data_dir, tmp_path, capsys):
     argv = ["translate", str(tmp_path / "a"), *MIXED[:3], "--ensemble", str(tmp_path / "b")]
     assert cli.main(argv) == 0
     assert capsys.readouterr().out.split("\n")[:3] == expected[:3]
+
+
+def test_sample_endpoint_is_seeded_and_top_k_1_is_greedy(exported, tmp_path):
+    from zoo.export import SavedModelTranslator
+
+    translator, _ = exported
+    path = translator.export(tmp_path / "sampling", greedy=False, sampling={"top_k": 1})
+    served = SavedModelTranslator(path, batch_size=3)
+    assert served.metadata["sampling"] == {"top_k": 1}
+    assert served.sample(MIXED, seed=5) == translator.translate(MIXED, beam_size=1)
+    free = SavedModelTranslator(translator.export(tmp_path / "free", greedy=False, sampling={}))
+    first = free.sample(MIXED, seed=1)
+    assert free.sample(MIXED, seed=1) == first and first[1:3] == ["", ""]
+    with pytest.raises(ValueError, match="sampling must be a dict"):
+        translator.export(tmp_path / "bad", sampling={"beam": 2})
+    plain = SavedModelTranslator(translator.export(tmp_path / "plain", greedy=False))
+    with pytest.raises(ValueError, match="no sample endpoint"):
+        plain.sample(MIXED)

@@ -25,9 +25,7 @@ Example:
 import numpy as np
 
 from zoo.constants import END_TOKEN
-from zoo.text.vocabulary import JOINER
-
-WORD_START = "\u2581"  # SentencePiece's mark of a piece that begins a word
+from zoo.text.vocabulary import JOINER, WORD_START
 
 
 def word_indices(tokens):

@@ -15,16 +15,23 @@ Endpoints (each a concrete function and a signature of the same name), all takin
 - `translate_greedy` (when `greedy=True` and the export beam size is above 1): beam size 1.
 - `translate_n_best` (when `n_best=n` is given): the n best translations of that beam,
   `translations` (B, n) tf.string and `scores` (B, n) float32, best first.
+- `sample` (when `sampling={...}` is given, e.g. `{"top_k": 10}` or `{}`): one translation
+  drawn per sentence (`Translator.graph_sample`), with the temperature, top_k and top_p
+  fixed at export. It takes `sentences` and `seed` (an int64 scalar): the same seed and
+  batch give the same draws. Outputs: translation, score (the model's log-probability of
+  the draw), target_ids, target_lengths.
 Each returns a dict (see `OUTPUT_KEYS`):
     translation (B,) tf.string, score (B,) float32, attention (B, T, Ts) float32,
     source_tokens (B, Ts) tf.string, target_tokens (B, T) tf.string ("" as padding),
     source_ids (B, Ts) int32, source_lengths (B,) int32,
     target_ids (B, T) int32, target_lengths (B,) int32 (END included),
-    alignment (B,) tf.string: the hard word alignment, Pharaoh format ("0-0 1-2").
+    alignment (B,) tf.string: the hard word alignment, Pharaoh format ("0-0 1-2"),
+    translation_unk_replaced (B,) tf.string: each <unk> replaced by its most attended
+        source word (Luong et al. 2015 section 4.1; `zoo.unknown_words`).
 Input bytes that are not valid UTF-8 are read as U+FFFD replacement characters (one per
 invalid sequence), so every input still gives one output, in order. The "location" score
 attends to the first `max_length` source positions only (see `zoo.translator`).
-With `attention=False` the endpoints leave out `attention` and `alignment`, and the search
+With `attention=False` the endpoints leave out the three outputs read from the attention, and the search
 skips collecting
 the weights (about 10% faster beam search, and a lighter response for a server).
 The search settings are written beside it in `zoo_export.json` (a plain file that the
@@ -47,14 +54,22 @@ OUTPUT_KEYS = (
     "source_tokens",
     "target_tokens",
     "alignment",
+    "translation_unk_replaced",
 )
-ATTENTION_KEYS = ("attention", "alignment")  # only with attention=True
+ATTENTION_KEYS = ("attention", "alignment", "translation_unk_replaced")  # attention=True only
 METADATA_FILE = "zoo_export.json"
 INPUT_SIGNATURE = [tf.TensorSpec([None], tf.string, name="sentences")]
 
 
 def export_translator(
-    translator, path, beam_size=None, greedy=True, attention=True, n_best=None, verbose=False
+    translator,
+    path,
+    beam_size=None,
+    greedy=True,
+    attention=True,
+    n_best=None,
+    sampling=None,
+    verbose=False,
 ):
     """Writes `translator` as a SavedModel to `path` (endpoints in the module docstring).
 
@@ -66,6 +81,8 @@ def export_translator(
         attention: include the `attention` output (the weights of the chosen hypotheses).
         n_best: also add `translate_n_best` (the n best translations of the `translate`
             beam and their scores, `Translator.graph_translate_n_best`), 1 <= n <= beam.
+        sampling: also add `sample`: a dict of `zoo.search.sample`'s temperature, top_k
+            and top_p (any of them; `{}` samples from the whole distribution).
         verbose: let Keras print the endpoints' signatures.
 
     Returns:
@@ -99,15 +116,52 @@ def export_translator(
             input_signature=INPUT_SIGNATURE,
         )
         endpoints["translate_n_best"] = beam_size
+    if sampling is not None:
+        _add_sample_endpoint(archive, translator, sampling)
+        endpoints["sample"] = 1
     archive.write_out(path, verbose=verbose)
     metadata = dict(
-        translator.get_config(), beam_size=beam_size, endpoints=endpoints, n_best=n_best
+        translator.get_config(),
+        beam_size=beam_size,
+        endpoints=endpoints,
+        n_best=n_best,
+        sampling=None if sampling is None else dict(sampling),
     )
     metadata["outputs"] = [key for key in OUTPUT_KEYS if attention or key not in ATTENTION_KEYS]
     with open(os.path.join(path, METADATA_FILE), "w", encoding="utf-8") as f:
         json.dump(metadata, f, indent=2)
         f.write("\n")
     return path
+
+
+SAMPLING_KEYS = ("temperature", "top_k", "top_p")
+
+
+def _add_sample_endpoint(archive, translator, sampling):
+    """The `sample(sentences, seed)` endpoint: the seed resets a tracked SeedGenerator's
+    state before the draws, so a call is reproducible."""
+    import keras
+
+    from zoo.search import check_sampling
+
+    if not isinstance(sampling, dict) or set(sampling) - set(SAMPLING_KEYS):
+        raise ValueError(
+            f"sampling must be a dict with keys among {SAMPLING_KEYS}, got {sampling!r}."
+        )
+    check_sampling(**sampling)
+    generator = keras.random.SeedGenerator(0, name="sample_seed")
+    archive.add_variable_collection("sample_seed", [generator.state])
+
+    def endpoint(sentences, seed):
+        dtype = generator.state.dtype
+        generator.state.assign(tf.stack([tf.cast(seed, dtype), tf.zeros([], dtype)]))
+        return translator.graph_sample(sentences, generator, **sampling)
+
+    archive.add_endpoint(
+        "sample",
+        endpoint,
+        input_signature=[*INPUT_SIGNATURE, tf.TensorSpec([], tf.int64, name="seed")],
+    )
 
 
 def load_exported(path):

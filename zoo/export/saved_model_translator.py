@@ -56,11 +56,15 @@ class SavedModelTranslator:
             "folder (Translator.from_directory) for other beam sizes."
         )
 
-    def _run(self, sentences, beam_size, batch_size, progress):
+    def _run(self, sentences, beam_size, batch_size, progress, endpoint=None):
+        """Runs `endpoint(strings, start)` (default: the endpoint of `beam_size`) over batches
+        sorted by length; `start` is the batch's position in that order."""
         from tqdm.auto import tqdm
 
         sentences = check_sentences(sentences)
-        endpoint = self._endpoint(beam_size)
+        if endpoint is None:
+            chosen = self._endpoint(beam_size)
+            endpoint = lambda strings, start: chosen(strings)  # noqa: E731
         batch_size = (
             self.batch_size if batch_size is None else check_int(None, "batch_size", batch_size)
         )
@@ -69,7 +73,7 @@ class SavedModelTranslator:
         with tqdm(total=len(sentences), unit="sent", desc="translate", disable=not progress) as bar:
             for start in range(0, len(order), batch_size):
                 batch = order[start : start + batch_size]
-                result = endpoint(tf.constant([sentences[i] for i in batch], tf.string))
+                result = endpoint(tf.constant([sentences[i] for i in batch], tf.string), start)
                 result = {key: np.asarray(value) for key, value in result.items()}
                 for row, index in enumerate(batch):
                     outputs[index] = {key: value[row] for key, value in result.items()}
@@ -100,10 +104,37 @@ class SavedModelTranslator:
             for o in outputs
         ]
 
-    def translate(self, sentences, beam_size=None, batch_size=None, progress=False):
-        """Translates a list of str; returns a list of str in input order."""
-        _, outputs = self._run(sentences, beam_size, batch_size, progress)
+    def sample(self, sentences, seed=0, batch_size=None, progress=False):
+        """Like `Translator.sample`, through the `sample` endpoint (its temperature, top_k and
+        top_p were fixed at export, `metadata["sampling"]`): one drawn translation per
+        sentence. The same sentences, seed and batch size give the same draws."""
+        if not hasattr(self.loaded, "sample") or self.metadata.get("sampling") is None:
+            raise ValueError(
+                f"The SavedModel in {self.path} has no sample endpoint; export it with "
+                "sampling={...} (Translator.export), or use the model folder."
+            )
+        seed = check_int(None, "seed", seed, minimum=0)
+
+        def endpoint(strings, start):  # each batch its own seed
+            return self.loaded.sample(strings, tf.constant(seed + start, tf.int64))
+
+        _, outputs = self._run(sentences, None, batch_size, progress, endpoint=endpoint)
         return [as_text(out["translation"]) for out in outputs]
+
+    def translate(
+        self, sentences, beam_size=None, batch_size=None, progress=False, replace_unknown=False
+    ):
+        """Translates a list of str; returns a list of str in input order. With
+        `replace_unknown`, the `translation_unk_replaced` output (`Translator.translate`'s
+        rule without a dictionary)."""
+        key = "translation_unk_replaced" if replace_unknown else "translation"
+        if key not in self.metadata.get("outputs", [key]):
+            raise ValueError(
+                f"The SavedModel in {self.path} has no {key} output (exported with "
+                "attention=False, or by an older zoo); export it again, or use the model folder."
+            )
+        _, outputs = self._run(sentences, beam_size, batch_size, progress)
+        return [as_text(out[key]) for out in outputs]
 
     def translate_with_attention(self, sentences, beam_size=None, batch_size=None, progress=False):
         """Like `Translator.translate_with_attention`: a `Translation` per sentence."""

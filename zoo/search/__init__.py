@@ -14,6 +14,7 @@ from zoo.search.sampling import (
     RandomSampler,
     TopKSampler,
     TopPSampler,
+    check_sampling,
     sample,
 )
 from zoo.search.search_result import SearchResult
@@ -25,6 +26,7 @@ __all__ = [
     "SearchResult",
     "TopKSampler",
     "TopPSampler",
+    "check_sampling",
     "sample",
     "beam_search",
     "greedy_search",

@@ -32,13 +32,16 @@ import numpy as np
 from keras import ops
 
 from zoo.constants import END_ID, PAD_ID, START_ID
-from zoo.search.decoding import _check_source, _components, _max_length, search
+from zoo.search.columns import new_columns, stacked, write_column
+from zoo.search.decoding import _check_source, _checked_options, _Search, empty_result, search
 from zoo.search.search_result import SearchResult
 
 _NEG_INF = float("-inf")
 
 
-def _check_sampling(temperature, top_k, top_p):
+def check_sampling(temperature=1.0, top_k=None, top_p=None):
+    """Raises a ValueError naming the first of `temperature` (a float > 0), `top_k` (None or
+    an int >= 1) and `top_p` (None or a float in (0, 1]) that is out of range."""
     if isinstance(temperature, bool) or not isinstance(temperature, (int, float, np.number)):
         raise ValueError(f"temperature must be a float > 0, got {temperature!r}.")
     if not math.isfinite(float(temperature)) or temperature <= 0:
@@ -53,6 +56,14 @@ def _check_sampling(temperature, top_k, top_p):
         or not 0.0 < float(top_p) <= 1.0
     ):
         raise ValueError(f"top_p must be None or a float in (0, 1], got {top_p!r}.")
+
+
+def _seed_generator(seed):
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))):
+        raise ValueError(
+            f"seed must be None, an int or a keras.random.SeedGenerator, got {seed!r}."
+        )
+    return keras.random.SeedGenerator(None if seed is None else int(seed))
 
 
 def shaped_logits(logits, temperature=1.0, top_k=None, top_p=None):
@@ -90,30 +101,29 @@ def sample(
         model: a zoo translation model (layers "encoder" and "decoder", docs/design.md).
         source_ids: (B, Ts) int source ids, right-padded with PAD_ID.
         temperature, top_k, top_p: how the distribution is shaped (module docstring).
-        seed: an int for reproducible draws (None: a fresh seed).
+        seed: an int for reproducible draws, None for a fresh seed, or a
+            `keras.random.SeedGenerator` to draw from (its state advances; the Translator
+            and the SavedModel pass one, so that a traced function can be reseeded).
         max_length_ratio, max_length_offset: as for `zoo.search.search`.
     Returns:
         a `SearchResult`: ids (B, T), `scores` = `log_probs` (B,), the sum of the model's
         own token log-probabilities (temperature 1, nothing cut off), lengths (B,);
         attention None.
     """
-    _check_sampling(temperature, top_k, top_p)
+    check_sampling(temperature, top_k, top_p)
+    generator = seed if isinstance(seed, keras.random.SeedGenerator) else _seed_generator(seed)
+    # Greedy search's set-up (one row per sentence): the encoded source, the decoder's
+    # cache, initial state and loop parameters, each sentence's length limit.
+    options = _checked_options(model, 1, 0.0, max_length_ratio, max_length_offset, False)
     source_ids = _check_source(source_ids)
-    encoder, decoder = _components(model)
-    if source_ids.shape[1] == 0:
-        source_ids = ops.zeros((ops.shape(source_ids)[0], 1), dtype="int32")
-    batch = ops.shape(source_ids)[0]
-    memory, mask, states = encoder(source_ids, training=False)
-    cache = decoder.prepare(memory, mask, states)
-    lengths = ops.sum(ops.cast(ops.not_equal(source_ids, PAD_ID), "int32"), axis=1)
-    limits = ops.where(
-        ops.equal(lengths, 0), 1, _max_length(lengths, max_length_ratio, max_length_offset)
-    )
-    buffer_len = _max_length(ops.shape(source_ids)[1], max_length_ratio, max_length_offset)
-    generator = keras.random.SeedGenerator(seed)
+    if source_ids.shape[0] == 0:  # known to be empty (eagerly)
+        return empty_result(source_ids, return_attention=False)
+    setup = _Search(model, source_ids, options, stop_early=False, skip_ended=False)
+    decoder, cache, limits = setup.decoder, setup.cache, setup.row_max_lengths
+    step_options = {} if setup.params is None else {"params": setup.params}
 
     def body(t, prev, state, finished, log_probs, out_lengths, tokens):
-        logits, state, _ = decoder.step(prev, state, cache, training=False)
+        logits, state, _ = decoder.step(prev, state, cache, training=False, **step_options)
         logits = ops.cast(logits, "float32")
         drawn = keras.random.categorical(
             shaped_logits(logits, temperature, top_k, top_p), 1, seed=generator
@@ -125,24 +135,27 @@ def sample(
         )[:, 0]
         log_probs = log_probs + ops.where(finished, 0.0, token_log_prob)
         out_lengths = ops.where(finished, out_lengths, t + 1)
-        tokens = ops.slice_update(tokens, [0, t], drawn[:, None])
+        tokens = write_column(tokens, t, drawn)
         finished = ops.logical_or(finished, ops.equal(drawn, END_ID))
         return t + 1, drawn, state, finished, log_probs, out_lengths, tokens
 
     def condition(t, prev, state, finished, *rest):
-        return ops.logical_and(ops.less(t, ops.max(limits)), ops.logical_not(ops.all(finished)))
+        return ops.logical_and(ops.less(t, setup.step_limit), ops.logical_not(ops.all(finished)))
 
+    batch = setup.batch
     loop = (
         ops.convert_to_tensor(0, "int32"),
         ops.full((batch,), START_ID, dtype="int32"),
-        tuple(decoder.initial_state(cache)),
+        setup.initial,
         ops.zeros((batch,), dtype="bool"),
         ops.zeros((batch,), dtype="float32"),
         ops.zeros((batch,), dtype="int32"),
-        ops.full((batch, buffer_len), PAD_ID, dtype="int32"),
+        new_columns(setup.buffer_len, "int32", batch),  # zoo.search.columns; PAD_ID is 0
     )
-    *_, log_probs, out_lengths, tokens = ops.while_loop(condition, body, loop)
-    steps = ops.max(out_lengths)
+    # The first draw happens before the loop (every sentence draws at least END).
+    *_, log_probs, out_lengths, tokens = ops.while_loop(condition, body, body(*loop))
+    tokens = stacked(tokens)
+    steps = ops.max(ops.concatenate([out_lengths, ops.zeros((1,), "int32")]))
     return SearchResult(
         ids=tokens[:, :steps],
         scores=log_probs,
@@ -183,7 +196,7 @@ class RandomSampler:
     """Draws from the whole distribution (shaped by `temperature` only)."""
 
     def __init__(self, temperature=1.0, seed=None, max_length_ratio=1.5, max_length_offset=10):
-        _check_sampling(temperature, None, None)
+        check_sampling(temperature, None, None)
         self.options = dict(
             temperature=temperature,
             seed=seed,
@@ -200,7 +213,7 @@ class TopKSampler(RandomSampler):
 
     def __init__(self, k=5, temperature=1.0, seed=None, max_length_ratio=1.5, max_length_offset=10):
         super().__init__(temperature, seed, max_length_ratio, max_length_offset)
-        _check_sampling(temperature, k, None)
+        check_sampling(temperature, k, None)
         self.options["top_k"] = k
 
 
@@ -212,5 +225,5 @@ class TopPSampler(RandomSampler):
         self, p=0.9, temperature=1.0, seed=None, max_length_ratio=1.5, max_length_offset=10
     ):
         super().__init__(temperature, seed, max_length_ratio, max_length_offset)
-        _check_sampling(temperature, None, p)
+        check_sampling(temperature, None, p)
         self.options["top_p"] = p

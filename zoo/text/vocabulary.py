@@ -16,6 +16,7 @@ import tensorflow as tf
 from zoo.constants import RESERVED_TOKENS, UNK_ID
 
 JOINER = "##"
+WORD_START = "\u2581"  # SentencePiece's mark of a piece that begins a word
 VOCAB_FILE = "vocab.txt"
 
 

@@ -70,5 +70,12 @@ class WordTokenizer(VocabularyTokenizer):
         words = [w for w, _ in ranked[: vocab_size - len(RESERVED_TOKENS)]]
         return cls(list(RESERVED_TOKENS) + words, lowercase=lowercase)
 
+    def split(self, strings):
+        """Strings `(B,)` -> ragged `(B, None)` tf.string: the words that `tokenize` looks up,
+        position by position, as written (a word outside the vocabulary stays itself,
+        where its id is <unk>); attached tokens carry "##". For unknown-word replacement
+        (`zoo.unknown_words`)."""
+        return split_words(self.normalize(strings))
+
     def _tokenize(self, strings):
         return tf.ragged.map_flat_values(self._table.lookup, split_words(strings))

@@ -205,7 +205,7 @@ def evaluate_and_report(
     if export:
         serving = os.path.join(out, "serving")
         say(f"  exporting the translator (beam {beam_size}) to {serving}")
-        translator.export(serving, n_best=beam_size if beam_size > 1 else None)
+        translator.export(serving, n_best=beam_size if beam_size > 1 else None, sampling={})
         files["serving"] = serving
     return {
         "test": test_metrics,
