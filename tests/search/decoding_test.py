@@ -446,3 +446,17 @@ def test_coverage_penalty_is_gnmts_on_the_returned_attention():
     np.testing.assert_array_equal(plain.ids, explicit.ids)
     with pytest.raises(ValueError, match="coverage_penalty"):
         search(model, SOURCES, beam_size=4, coverage_penalty=-1.0)
+
+
+def test_an_empty_batch_searches_and_samples_eagerly():
+    """B = 0, eagerly (before: ops.max of an empty tensor raised)."""
+    from zoo.search import sample
+
+    model = toy_model(seed=1)
+    empty = np.zeros((0, 4), "int32")
+    for beam_size, n_best in ((1, None), (2, None), (2, 2)):
+        result = search(model, empty, beam_size=beam_size, n_best=n_best)
+        lead = (0,) if n_best is None else (0, 2)
+        assert tuple(result.ids.shape)[: len(lead)] == lead
+        assert tuple(result.attention.shape) == (*lead, 0, 4)
+    assert tuple(sample(model, empty, seed=0).ids.shape)[0] == 0

@@ -55,7 +55,6 @@ import numpy as np
 from keras import ops
 
 from zoo.constants import END_ID, PAD_ID, START_ID
-from zoo.search.columns import new_columns, stacked, write_column
 from zoo.search.search_result import SearchResult
 
 _NEG_INF = float("-inf")
@@ -262,8 +261,7 @@ class _Search:
         lengths = ops.sum(ops.cast(ops.not_equal(source_ids, PAD_ID), "int32"), axis=1)
         # A sentence with no source tokens translates to END alone (the empty string).
         max_lengths = ops.where(ops.equal(lengths, 0), 1, _max_length(lengths, ratio, offset))
-        # At least 1: an empty batch (B = 0) takes the first step too, on no rows.
-        self.step_limit = ops.max(ops.concatenate([max_lengths, ops.ones((1,), "int32")]))
+        self.step_limit = ops.max(max_lengths)
         self.row_max_lengths = ops.repeat(max_lengths, self.k, axis=0)  # (BK,)
         self.buffer_len = _max_length(self.source_len, ratio, offset)
         self.beam_offsets = ops.arange(self.batch, dtype="int32") * self.k  # (B,)
@@ -288,12 +286,11 @@ class _Search:
             "scores": scores,
             "inactive": ops.equal(scores, _NEG_INF),  # finished (greedy), dead or decided
             "lengths": ops.zeros((rows,), dtype="int32"),
-            # One column per step (zoo.search.columns): unwritten columns are PAD_ID = 0.
-            "tokens": new_columns(length, "int32", rows),
-            "parents": new_columns(length, "int32", rows),
+            "tokens": ops.full((rows, length), PAD_ID, dtype="int32"),
+            "parents": ops.zeros((rows, length), dtype="int32"),
         }
         if self.return_attention:
-            v["attention"] = new_columns(length, "float32", rows, (self.source_len,))
+            v["attention"] = ops.zeros((rows, length, self.source_len), dtype="float32")
         if k > 1 and self.beta > 0:  # sum of each hypothesis' attention over its steps
             v["coverage"] = ops.zeros((rows, self.source_len), dtype="float32")
         if k > 1:  # the pool of finished hypotheses: K per sentence
@@ -350,14 +347,14 @@ class _Search:
     def record(self, v, t, tokens, parents, stopped, weights):
         """The buffers' column t: tokens, back-pointers and attention of the new rows."""
         out = {
-            "tokens": write_column(v["tokens"], t, tokens),
-            "parents": write_column(v["parents"], t, parents),
+            "tokens": ops.slice_update(v["tokens"], [0, t], tokens[:, None]),
+            "parents": ops.slice_update(v["parents"], [0, t], ops.cast(parents, "int32")[:, None]),
         }
         if self.return_attention:
             if weights is None:
                 weights = ops.zeros((self.rows, self.source_len), dtype="float32")
             weights = ops.where(stopped[:, None], 0.0, ops.cast(weights, "float32"))
-            out["attention"] = write_column(v["attention"], t, weights)
+            out["attention"] = ops.slice_update(v["attention"], [0, t, 0], weights[:, None, :])
         return out
 
     # -- greedy ---------------------------------------------------------------------------
@@ -508,16 +505,20 @@ class _Search:
 
         def back_body(s, row, row_at):
             row = ops.where(ops.equal(s, end - 1), pick["row"], row)
-            row_at = write_column(row_at, s, row)
+            row_at = ops.slice_update(row_at, [0, s], row[:, None])
             row = ops.take(flat_parents, row * length + s, axis=0)
             return s - 1, row, row_at
 
-        # From the last END column - 1, and at least from column 0: the columns at and past
-        # a hypothesis' END are masked below, so what is written there does not matter.
-        start = ops.maximum(ops.max(ops.concatenate([end, ops.zeros((1,), "int32")])) - 1, 0)
-        state = back_body(start, pick["row"], new_columns(length, "int32", picks))
-        _, _, row_at = ops.while_loop(back_condition, back_body, state)
-        row_at = stacked(row_at)
+        _, _, row_at = ops.while_loop(
+            back_condition,
+            back_body,
+            # From the last END column - 1; an empty batch (max of nothing) starts at -1.
+            (
+                ops.max(ops.concatenate([end, ops.zeros((1,), "int32")])) - 1,
+                pick["row"],
+                ops.zeros((picks, length), dtype="int32"),
+            ),
+        )
         columns = ops.arange(length, dtype="int32")[None, :]
         positions = row_at * length + columns
         ids = ops.take(ops.reshape(v["tokens"], (-1,)), positions, axis=0)
@@ -545,12 +546,7 @@ class _Search:
                 finished = ops.all(self.decided(v))
             return ops.logical_and(ops.less(v["t"], self.step_limit), ops.logical_not(finished))
 
-        # The first step runs before the loop (every sentence takes at least one), so that the
-        # column buffers know their rows' number (zoo.search.columns).
-        v = ops.while_loop(condition, body, body(self.loop_vars()))
-        for key in ("tokens", "parents", "attention"):
-            if key in v:
-                v[key] = stacked(v[key])
+        v = ops.while_loop(condition, body, self.loop_vars())
         if self.k == 1:
             scores, lengths = v["scores"], v["lengths"]
             padded = {

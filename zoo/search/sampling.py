@@ -32,7 +32,6 @@ import numpy as np
 from keras import ops
 
 from zoo.constants import END_ID, PAD_ID, START_ID
-from zoo.search.columns import new_columns, stacked, write_column
 from zoo.search.decoding import _check_source, _checked_options, _Search, empty_result, search
 from zoo.search.search_result import SearchResult
 
@@ -135,7 +134,7 @@ def sample(
         )[:, 0]
         log_probs = log_probs + ops.where(finished, 0.0, token_log_prob)
         out_lengths = ops.where(finished, out_lengths, t + 1)
-        tokens = write_column(tokens, t, drawn)
+        tokens = ops.slice_update(tokens, [0, t], drawn[:, None])
         finished = ops.logical_or(finished, ops.equal(drawn, END_ID))
         return t + 1, drawn, state, finished, log_probs, out_lengths, tokens
 
@@ -150,11 +149,9 @@ def sample(
         ops.zeros((batch,), dtype="bool"),
         ops.zeros((batch,), dtype="float32"),
         ops.zeros((batch,), dtype="int32"),
-        new_columns(setup.buffer_len, "int32", batch),  # zoo.search.columns; PAD_ID is 0
+        ops.full((batch, setup.buffer_len), PAD_ID, dtype="int32"),
     )
-    # The first draw happens before the loop (every sentence draws at least END).
-    *_, log_probs, out_lengths, tokens = ops.while_loop(condition, body, body(*loop))
-    tokens = stacked(tokens)
+    *_, log_probs, out_lengths, tokens = ops.while_loop(condition, body, loop)
     steps = ops.max(ops.concatenate([out_lengths, ops.zeros((1,), "int32")]))
     return SearchResult(
         ids=tokens[:, :steps],
