@@ -60,19 +60,6 @@ def _add_search_flags(parser):
         "the source (default: MODEL_DIR/translator.json, else 0)",
     )
     parser.add_argument(
-        "--replace-unk",
-        action="store_true",
-        help="replace each <unk> of a translation by the source word it attends to most "
-        "(Luong et al. 2015 section 4.1; for word-level vocabularies)",
-    )
-    parser.add_argument(
-        "--unk-dictionary",
-        default=None,
-        metavar="FILE",
-        help="with --replace-unk: translate the copied source word with this dictionary "
-        "(one 'source<TAB>target' pair a line) where it has an entry",
-    )
-    parser.add_argument(
         "--model-file",
         default="model.keras",
         help="model file inside MODEL_DIR (default: %(default)s)",
@@ -85,6 +72,24 @@ def _add_search_flags(parser):
         help="decode with an ensemble: MODEL_DIR's model and these folders' models (the mean "
         "of their distributions at every step); all must share MODEL_DIR's target vocabulary "
         "and read its source tokenizer's ids",
+    )
+
+
+def _add_unknown_word_flags(parser):
+    """--replace-unk and --unk-dictionary (translate and evaluate; a server's requests ask
+    for replacement themselves)."""
+    parser.add_argument(
+        "--replace-unk",
+        action="store_true",
+        help="replace each <unk> of a translation by the source word it attends to most "
+        "(Luong et al. 2015 section 4.1; for word-level vocabularies)",
+    )
+    parser.add_argument(
+        "--unk-dictionary",
+        default=None,
+        metavar="FILE",
+        help="with --replace-unk: translate the copied source word with this dictionary "
+        "(one 'source<TAB>target' pair a line) where it has an entry",
     )
 
 
@@ -152,6 +157,7 @@ def build_parser():
         "sentences", metavar="SENTENCE", nargs="*", help="sentences to translate (default: stdin)"
     )
     _add_search_flags(translate)
+    _add_unknown_word_flags(translate)
     translate.add_argument(
         "--attention",
         action="store_true",
@@ -216,6 +222,7 @@ def build_parser():
         "--hypotheses", default=None, help="also write the translations to this text file"
     )
     _add_search_flags(evaluate)
+    _add_unknown_word_flags(evaluate)
 
     aer = commands.add_parser(
         "aer",
@@ -269,7 +276,8 @@ def build_parser():
     serve.add_argument(
         "model_dir",
         metavar="MODEL_DIR",
-        help="a zoo output folder, or its serving/ SavedModel (translate and n_best only)",
+        help="a zoo output folder, or its serving/ SavedModel (its beam size and sampling "
+        "settings are those fixed at export)",
     )
     serve.add_argument(
         "--host", default="127.0.0.1", help="address to listen on (default: %(default)s)"
@@ -455,14 +463,13 @@ def _print_samples(translator, sentences, args, out, counter, shaping):
     counter[0] += len(sentences)
 
 
-def _print_translations(translator, sentences, args, out, counter, shaping=None):
+def _print_translations(translator, sentences, args, out, counter, shaping=None, unknown=None):
     if shaping is not None:
         return _print_samples(translator, sentences, args, out, counter, shaping)
     if args.n_best:
         return _print_n_best(translator, sentences, args, out, counter)
     if not (args.attention or args.plot_dir or args.alignments):
-        unknown = args.unknown_options  # read once by run_translate
-        for text in translator.translate(sentences, beam_size=args.beam_size, **unknown):
+        for text in translator.translate(sentences, beam_size=args.beam_size, **(unknown or {})):
             print(text, file=out, flush=True)
         return
     if args.replace_unk:
@@ -492,14 +499,14 @@ def run_translate(args, out=None):
     out = sys.stdout if out is None else out
     # Usage errors before loading: they should not wait for the model.
     shaping = _sampling(args)
-    args.unknown_options = _unknown_options(args)
+    unknown = _unknown_options(args)
     translator = _load(args)
     counter = [0]
     if args.sentences:
-        _print_translations(translator, list(args.sentences), args, out, counter, shaping)
+        _print_translations(translator, list(args.sentences), args, out, counter, shaping, unknown)
         return 0
     for batch in _stdin_batches(sys.stdin, translator.batch_size):
-        _print_translations(translator, batch, args, out, counter, shaping)
+        _print_translations(translator, batch, args, out, counter, shaping, unknown)
     return 0
 
 
@@ -508,6 +515,7 @@ def run_evaluate(args, out=None):
     from zoo.data import load_corpus
     from zoo.evaluation import corpus_scores
 
+    unknown = _unknown_options(args)  # a usage error before the model loads
     translator = _load(args)
     metadata = translator.read_metadata(args.model_dir)
     for key, fallback in EVALUATE_DEFAULTS.items():
@@ -516,7 +524,6 @@ def run_evaluate(args, out=None):
     corpus = load_corpus(args.data, args.source_lang, args.target_lang, args.split)
     if args.limit is not None:
         corpus = corpus.take(args.limit)
-    unknown = _unknown_options(args)
     hypotheses = translator.translate(corpus.source, progress=True, **unknown)
     scores = corpus_scores(hypotheses, corpus.target)
     result = {

@@ -143,25 +143,20 @@ def _n_best(translator, sentences, n, beam_size):
 class _Handler(http.server.BaseHTTPRequestHandler):
     server_version = "zoo"
 
-    def _reply(self, status, payload):
-        data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
+    def _send(self, status, text, content_type):
+        data = text.encode("utf-8")
         self.send_response(status)
-        self.send_header("Content-Type", "application/json; charset=utf-8")
+        self.send_header("Content-Type", f"{content_type}; charset=utf-8")
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
 
-    def _page(self):
-        data = PAGE.encode("utf-8")
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+    def _reply(self, status, payload):
+        self._send(status, json.dumps(payload, ensure_ascii=False), "application/json")
 
     def do_GET(self):
         if self.path == "/" or self.path.startswith("/?"):
-            return self._page()
+            return self._send(200, PAGE, "text/html")
         if self.path == "/health":
             return self._reply(200, {"status": "ok"})
         if self.path == "/config":

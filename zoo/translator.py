@@ -191,32 +191,23 @@ class Translator:
         beam_size = self.setting("beam_size", beam_size)
         source_ids, source_lengths = self._graph_source(sentences)
         result = self._search(source_ids, beam_size, return_attention=attention)
-        empty = tf.equal(source_lengths, 0)
-        target_ids = tf.where(empty[:, None], PAD_ID, tf.cast(result.ids, tf.int32))
-        target_lengths = tf.where(empty, 0, tf.cast(result.lengths, tf.int32))
-        translation = self.target_tokenizer.detokenize(target_ids)
-        translation = tf.where(empty, tf.constant("", tf.string), translation)
-        score = tf.where(empty, 0.0, tf.cast(result.scores, tf.float32))
-
+        outputs = self._graph_texts(result, source_lengths)
         source_keep = tf.sequence_mask(source_lengths, tf.shape(source_ids)[1])
-        target_keep = tf.sequence_mask(target_lengths, tf.shape(target_ids)[1])
+        target_keep = tf.sequence_mask(outputs["target_lengths"], tf.shape(result.ids)[1])
         source_tokens = tf.where(
             source_keep, self.source_tokenizer.id_to_token(source_ids), tf.constant("")
         )
         target_tokens = tf.where(
-            target_keep, self.target_tokenizer.id_to_token(target_ids), tf.constant("")
+            target_keep, self.target_tokenizer.id_to_token(outputs["target_ids"]), tf.constant("")
         )
-        outputs = {
-            "translation": translation,
-            "score": score,
-            "source_ids": source_ids,
-            "source_lengths": source_lengths,
-            "target_ids": target_ids,
-            "target_lengths": target_lengths,
-            "source_tokens": source_tokens,
-            "target_tokens": target_tokens,
-        }
+        outputs.update(
+            source_ids=source_ids,
+            source_lengths=source_lengths,
+            source_tokens=source_tokens,
+            target_tokens=target_tokens,
+        )
         if attention:
+            empty = tf.equal(source_lengths, 0)
             weights = tf.cast(result.attention, tf.float32)
             outputs["attention"] = tf.where(empty[:, None, None], 0.0, weights)
             outputs["alignment"] = graph_alignments(outputs)
@@ -237,18 +228,21 @@ class Translator:
         picked = tf.gather(bare, best, batch_dims=1)
         tokens = outputs["target_tokens"]
         unknown = tf.equal(tokens, UNK_TOKEN)
-        pieces = getattr(self.target_tokenizer, "kind", None) == "sentencepiece"
-        replaced = tf.where(unknown, (WORD_START if pieces else "") + picked, tokens)
+        # A row of SentencePiece pieces (one starts with the word-start mark), as
+        # `zoo.unknown_words` decides it: its replacements start a word, its text is joined
+        # without spaces.
+        pieces = tf.reduce_any(tf.strings.regex_full_match(tokens, WORD_START + ".*"), axis=1)
+        picked = tf.where(pieces[:, None], WORD_START + picked, picked)
+        replaced = tf.where(unknown, picked, tokens)
         kept = tf.ragged.boolean_mask(
             replaced, tf.not_equal(replaced, "") & tf.not_equal(replaced, END_TOKEN)
         )
-        if pieces:
-            text = tf.strings.reduce_join(kept, axis=1)
-            text = tf.strings.strip(tf.strings.regex_replace(text, WORD_START, " "))
-        else:
-            text = tf.strings.reduce_join(kept, axis=1, separator=" ")
-            text = tf.strings.regex_replace(text, " " + JOINER, "")
-            text = tf.strings.regex_replace(text, "^" + JOINER, "")
+        glued = tf.strings.reduce_join(kept, axis=1)
+        glued = tf.strings.strip(tf.strings.regex_replace(glued, WORD_START, " "))
+        spaced = tf.strings.reduce_join(kept, axis=1, separator=" ")
+        spaced = tf.strings.regex_replace(spaced, " " + JOINER, "")
+        spaced = tf.strings.regex_replace(spaced, "^" + JOINER, "")
+        text = tf.where(pieces, glued, spaced)
         return tf.where(tf.reduce_any(unknown, axis=1), text, outputs["translation"])
 
     def _search(self, source_ids, beam_size, return_attention, n_best=None):
@@ -308,6 +302,12 @@ class Translator:
             max_length_ratio=self.max_length_ratio,
             max_length_offset=self.max_length_offset,
         )
+        return self._graph_texts(result, source_lengths)
+
+    def _graph_texts(self, result, source_lengths):
+        """A search or sampling `result` (B, T) as translation (B,) tf.string, score (B,),
+        target_ids (B, T) int32 (END then PAD) and target_lengths (B,) int32; a sentence
+        with no source tokens gets "", score 0, PAD ids and length 0."""
         empty = tf.equal(source_lengths, 0)
         target_ids = tf.where(empty[:, None], PAD_ID, tf.cast(result.ids, tf.int32))
         translation = self.target_tokenizer.detokenize(target_ids)
@@ -448,7 +448,10 @@ class Translator:
         from zoo.unknown_words import replace_unknown
 
         translations = list(translations)
-        words = self.source_words([t.source for t in translations])
+        if hasattr(self.source_tokenizer, "split"):  # the words as written
+            words = self.source_words([t.source for t in translations])
+        else:  # the pieces, which the translations hold already
+            words = [t.source_tokens for t in translations]
         return [
             replace_unknown(w, t.target_tokens, t.weights, dictionary)
             if UNK_TOKEN in t.target_tokens

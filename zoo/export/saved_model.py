@@ -31,9 +31,9 @@ Each returns a dict (see `OUTPUT_KEYS`):
 Input bytes that are not valid UTF-8 are read as U+FFFD replacement characters (one per
 invalid sequence), so every input still gives one output, in order. The "location" score
 attends to the first `max_length` source positions only (see `zoo.translator`).
-With `attention=False` the endpoints leave out the three outputs read from the attention, and the search
-skips collecting
-the weights (about 10% faster beam search, and a lighter response for a server).
+With `attention=False` the endpoints leave out the three outputs read from the attention
+(`ATTENTION_KEYS`), and the search skips collecting the weights (about 10% faster beam
+search, and a lighter response for a server).
 The search settings are written beside it in `zoo_export.json` (a plain file that the
 SavedModel loader ignores).
 """

@@ -634,8 +634,7 @@ def empty_result(source_ids, n_best=None, return_attention=True):
 def _trim(padded):
     # The loop may run past the chosen hypotheses' END (other beams still alive); keep the
     # columns up to the longest chosen hypothesis.
-    lengths = ops.reshape(padded["lengths"], (-1,))
-    steps = ops.max(ops.concatenate([lengths, ops.zeros((1,), "int32")]))  # 0 for B = 0
+    steps = ops.max(padded["lengths"])
     attention = padded.get("attention")
     return SearchResult(
         ids=padded["ids"][..., :steps],

@@ -152,7 +152,7 @@ def sample(
         ops.full((batch, setup.buffer_len), PAD_ID, dtype="int32"),
     )
     *_, log_probs, out_lengths, tokens = ops.while_loop(condition, body, loop)
-    steps = ops.max(ops.concatenate([out_lengths, ops.zeros((1,), "int32")]))
+    steps = ops.max(out_lengths)
     return SearchResult(
         ids=tokens[:, :steps],
         scores=log_probs,
