@@ -1,19 +1,41 @@
 """Sentence pairs per second of the zoo.data input pipeline alone (no model).
 
-Trains (or loads) the tokenizers, builds `zoo.data.make_dataset` on a corpus split and times:
-the construction (length pre-pass), the first epoch (tokenisation in the graph) and the
-following epochs (from the cache). Example:
+In memory (default): trains (or loads) the tokenizers, builds `zoo.data.make_dataset` on a
+corpus split and times the construction (length pre-pass), the first epoch (tokenisation in
+the graph) and the following epochs (from the cache):
 
     python bench/pipeline_speed.py --corpus multi30k --source de --target en --epochs 3
+
+Streamed, on a synthetic corpus of N pairs (issue 18): writes N pairs made from the split's
+sentences, each side the first half of one sentence's words and the second half of
+another's (so that they are not repeats; the two sides stay aligned), as plain or gzip
+files, then times `zoo.data.count_stream` (the one counting pass, cached beside the files),
+the time to the first batch of `stream_dataset` and the steady rate over the epoch, and
+prints the process' peak resident memory:
+
+    python bench/pipeline_speed.py --synthetic 1000000 --compression gzip \\
+        --source-tokenizer DIR --target-tokenizer DIR
 """
 
 import argparse
+import gzip
+import json
 import logging
+import os
+import random
+import resource
 import time
 
 import tqdm
 
-from zoo.data import BATCHINGS, load_corpus, make_dataset
+from zoo.data import (
+    BATCHINGS,
+    count_stream,
+    load_corpus,
+    make_dataset,
+    open_stream,
+    stream_dataset,
+)
 from zoo.text import KINDS, load_tokenizer, train_tokenizer
 
 
@@ -87,15 +109,41 @@ def parse_args(argv=None):
         default=3,
         help="epochs to time; the first one fills the cache (default: 3)",
     )
+    parser.add_argument(
+        "--synthetic",
+        type=int,
+        default=None,
+        metavar="N",
+        help="stream a synthetic corpus of N pairs recombined from --corpus's split instead "
+        "(written once into --synthetic-dir)",
+    )
+    parser.add_argument(
+        "--synthetic-dir",
+        default="/tmp/zoo-synthetic",
+        help="where the synthetic files go (default: /tmp/zoo-synthetic)",
+    )
+    parser.add_argument(
+        "--compression",
+        choices=("none", "gzip"),
+        default="gzip",
+        help="synthetic files plain or gzip-compressed (default: gzip)",
+    )
+    parser.add_argument(
+        "--shuffle-buffer",
+        type=int,
+        default=100_000,
+        help="streamed: stream_dataset's shuffle buffer, in pairs (default: 100000)",
+    )
+    parser.add_argument(
+        "--max-batches",
+        type=int,
+        default=None,
+        help="streamed: stop the timed epoch after this many batches (default: the epoch)",
+    )
     return parser.parse_args(argv)
 
 
-def main(argv=None):
-    args = parse_args(argv)
-    logging.basicConfig(level=logging.WARNING, format="%(name)s: %(message)s")
-    corpus = load_corpus(args.corpus, args.source, args.target, args.split)
-    if args.limit:
-        corpus = corpus.take(args.limit)
+def _tokenizers(args, corpus):
     start = time.perf_counter()
     tokenizers = []
     for directory, sentences in (
@@ -110,6 +158,128 @@ def main(argv=None):
         f"tokenizers ready in {time.perf_counter() - start:.1f} s "
         f"(vocab {tokenizers[0].vocab_size} / {tokenizers[1].vocab_size})"
     )
+    return tokenizers
+
+
+def _recombined(sentence_a, sentence_b):
+    a, b = sentence_a.split(), sentence_b.split()
+    return " ".join(a[: (len(a) + 1) // 2] + b[len(b) // 2 :])
+
+
+def _open_text(path):
+    if path.endswith(".gz"):
+        return gzip.open(path, "wt", encoding="utf-8", compresslevel=1)
+    return open(path, "w", encoding="utf-8")
+
+
+def write_synthetic(corpus, count, directory, compression, seed=0):
+    """Writes `count` recombined pairs as directory/train.{src,tgt}[.gz] (unless they are
+    there already); returns the corpus prefix `directory/{split}`."""
+    os.makedirs(directory, exist_ok=True)
+    suffix = ".gz" if compression == "gzip" else ""
+    paths = [os.path.join(directory, f"train.{lang}{suffix}") for lang in ("src", "tgt")]
+    marker = os.path.join(directory, f"synthetic{suffix}.json")
+    wanted = {"pairs": count, "compression": compression, "seed": seed}
+    if all(os.path.isfile(p) for p in paths) and os.path.isfile(marker):
+        with open(marker) as f:
+            if json.load(f) == wanted:
+                return os.path.join(directory, "{split}")
+    for other in ("", ".gz"):  # open_stream reads the plain file when both exist
+        for lang in ("src", "tgt"):
+            path = os.path.join(directory, f"train.{lang}{other}")
+            if other != suffix and os.path.exists(path):
+                os.remove(path)
+    rng = random.Random(seed)
+    n = len(corpus)
+    start = time.perf_counter()
+    with _open_text(paths[0]) as fs, _open_text(paths[1]) as ft:
+        for _ in tqdm.trange(count, desc="writing pairs", leave=False, disable=None):
+            i, j = rng.randrange(n), rng.randrange(n)
+            fs.write(_recombined(corpus.source[i], corpus.source[j]) + "\n")
+            ft.write(_recombined(corpus.target[i], corpus.target[j]) + "\n")
+    with open(marker, "w") as f:
+        json.dump(wanted, f)
+    sizes = ", ".join(f"{os.path.getsize(p) / 2**20:.0f} MiB" for p in paths)
+    print(f"wrote {count:,} pairs in {time.perf_counter() - start:.0f} s ({sizes})")
+    return os.path.join(directory, "{split}")
+
+
+def _peak_rss_gib():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # KiB on Linux
+
+
+def _counts(args, stream, tokenizers):
+    path = os.path.join(args.synthetic_dir, f"counts.{args.compression}.{args.max_length}.json")
+    if os.path.isfile(path):
+        print(f"count_stream: cached in {path}")
+        with open(path) as f:
+            return json.load(f)
+    start = time.perf_counter()
+    counts = count_stream(stream, *tokenizers, args.max_length)
+    seconds = time.perf_counter() - start
+    with open(path, "w") as f:
+        json.dump(counts, f)
+    print(
+        f"count_stream: {counts['pairs']:,} pairs in {seconds:.1f} s "
+        f"= {counts['pairs'] / seconds:,.0f} pairs/s (kept {counts['kept']:,})"
+    )
+    return counts
+
+
+def write_evaluation_splits(args, directory):
+    """Multi30k's val and test2016 as directory/{val,test}.{src,tgt}: with them a recipe runs on
+    the synthetic corpus (`--data DIR/{split} --source-lang src --target-lang tgt`)."""
+    for split, name in (("val", "val"), ("test", "test2016")):
+        corpus = load_corpus(args.corpus, args.source, args.target, name)
+        for lang, lines in (("src", corpus.source), ("tgt", corpus.target)):
+            with open(os.path.join(directory, f"{split}.{lang}"), "w", encoding="utf-8") as f:
+                f.writelines(line + "\n" for line in lines)
+
+
+def main_streamed(args, corpus):
+    prefix = write_synthetic(corpus, args.synthetic, args.synthetic_dir, args.compression)
+    if args.corpus == "multi30k":
+        write_evaluation_splits(args, args.synthetic_dir)
+    tokenizers = _tokenizers(args, corpus)
+    stream = open_stream(prefix, "src", "tgt", "train")
+    counts = _counts(args, stream, tokenizers)
+    print(f"peak RSS before the pipeline: {_peak_rss_gib():.2f} GiB")
+    start = time.perf_counter()
+    dataset = stream_dataset(
+        stream,
+        *tokenizers,
+        batch_size=args.batch_size,
+        max_length=args.max_length,
+        batching=args.batching,
+        shuffle_buffer=args.shuffle_buffer,
+        counts=counts,
+        deterministic=not args.nondeterministic,
+    )
+    iterator = iter(dataset)
+    next(iterator)
+    print(f"first batch after {time.perf_counter() - start:.1f} s ({len(dataset):,} batches)")
+    total = len(dataset) if args.max_batches is None else min(args.max_batches, len(dataset))
+    pairs, start = 0, time.perf_counter()
+    for _ in tqdm.trange(total - 1, desc="epoch", leave=False, disable=None):
+        features, _ = next(iterator)
+        pairs += int(features["source_ids"].shape[0])
+    seconds = time.perf_counter() - start
+    print(
+        f"steady: {pairs:,} pairs in {seconds:.1f} s = {pairs / seconds:,.0f} pairs/s "
+        f"({total - 1:,} batches after the first)"
+    )
+    print(f"peak RSS: {_peak_rss_gib():.2f} GiB")
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="%(name)s: %(message)s")
+    corpus = load_corpus(args.corpus, args.source, args.target, args.split)
+    if args.limit:
+        corpus = corpus.take(args.limit)
+    if args.synthetic:
+        return main_streamed(args, corpus)
+    tokenizers = _tokenizers(args, corpus)
 
     start = time.perf_counter()
     dataset = make_dataset(

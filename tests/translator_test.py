@@ -3,6 +3,7 @@
 import json
 import logging
 
+import keras
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -175,6 +176,28 @@ def test_save_and_from_directory(translator, mixed_outputs, tmp_path):
         Translator.from_directory(tmp_path, beam=3)
     with pytest.raises(ValueError, match="not a zoo output folder"):
         Translator.from_directory(tmp_path / "nowhere")
+
+
+def test_the_folder_delivers_the_model_file_translator_json_names(translator, tmp_path):
+    translator.save(tmp_path, serving=False)
+    assert Translator.model_file(tmp_path) == "model.keras"
+    other = keras.models.load_model(tmp_path / "model.keras")
+    other.weights[0].assign(other.weights[0] + 1.0)  # another model
+    other.save(tmp_path / "model.averaged.keras")
+    translator.write_config(tmp_path, {"model_file": "model.averaged.keras"})
+    loaded = Translator.from_directory(tmp_path)
+    for mine, theirs in zip(loaded.model.weights, other.weights, strict=True):
+        np.testing.assert_array_equal(mine.numpy(), theirs.numpy())
+    explicit = Translator.from_directory(tmp_path, model_file="model.keras")
+    np.testing.assert_array_equal(
+        explicit.model.weights[0].numpy(), translator.model.weights[0].numpy()
+    )
+    translator.write_config(tmp_path, {"model_file": "../model.keras"})
+    with pytest.raises(ValueError, match="'model_file' must be a file name.*'../model.keras'"):
+        Translator.from_directory(tmp_path)
+    translator.write_config(tmp_path, {"model_file": "gone.keras"})
+    with pytest.raises(ValueError, match="missing.*gone.keras"):
+        Translator.from_directory(tmp_path)
 
 
 def test_n_best_lists_start_with_the_translation(translator, mixed_outputs):

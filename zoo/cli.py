@@ -24,6 +24,10 @@ from zoo.checks import positive_float as _positive_float
 from zoo.checks import positive_int as _positive_int
 from zoo.errors import UsageError, exit_on_user_error
 
+_MODEL_FILE_DEFAULT = (
+    "the file MODEL_DIR/translator.json names, the one the run chose on validation; else "
+    "model.keras"
+)
 EVALUATE_DEFAULTS = {"data": "multi30k", "source_lang": "de", "target_lang": "en"}
 
 
@@ -61,8 +65,8 @@ def _add_search_flags(parser):
     )
     parser.add_argument(
         "--model-file",
-        default="model.keras",
-        help="model file inside MODEL_DIR (default: %(default)s)",
+        default=None,
+        help=f"model file inside MODEL_DIR (default: {_MODEL_FILE_DEFAULT})",
     )
     parser.add_argument(
         "--ensemble",
@@ -245,7 +249,9 @@ def build_parser():
         "--output", default=None, help="also write the predicted alignments (Pharaoh) here"
     )
     aer.add_argument("--batch-size", type=_positive_int, default=32, help="pairs per pass (32)")
-    aer.add_argument("--model-file", default="model.keras", help="model file inside MODEL_DIR")
+    aer.add_argument(
+        "--model-file", default=None, help=f"model file inside MODEL_DIR ({_MODEL_FILE_DEFAULT})"
+    )
     aer.add_argument("--debug", action="store_true", help="show the traceback of an error")
 
     average = commands.add_parser(
@@ -357,9 +363,10 @@ def _load(args):
 
     members = [translator.model]
     for directory in args.ensemble:
-        path = os.path.join(directory, args.model_file)
+        name = args.model_file or Translator.model_file(directory)
+        path = os.path.join(directory, name)
         if not os.path.isfile(path):
-            raise ValueError(f"--ensemble {directory}: no {args.model_file} there.")
+            raise ValueError(f"--ensemble {directory}: no {name} there.")
         members.append(keras.models.load_model(path))
     return Translator(
         Ensemble(members),
@@ -630,7 +637,7 @@ def run_aer(args, out=None):
 
     from zoo.evaluation import alignment_error_rate, forced_alignments, format_pharaoh, parse_gold
     from zoo.text import load_tokenizer
-    from zoo.translator import SOURCE_TOKENIZER_DIR, TARGET_TOKENIZER_DIR
+    from zoo.translator import SOURCE_TOKENIZER_DIR, TARGET_TOKENIZER_DIR, Translator
 
     sources, targets = _read_text_lines(args.source), _read_text_lines(args.target)
     gold_lines = _read_text_lines(args.gold)
@@ -640,9 +647,10 @@ def run_aer(args, out=None):
             f"{len(targets)} and {len(gold_lines)} lines."
         )
     gold = [parse_gold(line, f"{args.gold}, line {n}") for n, line in enumerate(gold_lines, 1)]
-    model_path = os.path.join(args.model_dir, args.model_file)
+    model_file = args.model_file or Translator.model_file(args.model_dir)
+    model_path = os.path.join(args.model_dir, model_file)
     if not os.path.isfile(model_path):
-        raise ValueError(f"{args.model_dir} is not a zoo output folder: no {args.model_file}.")
+        raise ValueError(f"{args.model_dir} is not a zoo output folder: no {model_file}.")
     model = keras.models.load_model(model_path)  # `import zoo` registered the layers
     tokenizers = [
         load_tokenizer(os.path.join(args.model_dir, name))

@@ -7,7 +7,9 @@ process that loads it (with TensorFlow and tensorflow-text only) gets the same t
 
 Output folder layout (written by `Translator.save`, read by `Translator.from_directory`):
 
-    <out>/model.keras          the model (keras.saving, safe_mode=True loads it)
+    <out>/model.keras          the model (keras.saving, safe_mode=True loads it); a recipe
+                               run may deliver another file (translator.json's "model_file",
+                               e.g. model.averaged.keras when averaging won on validation)
     <out>/source_tokenizer/    `Tokenizer.save` of the source side
     <out>/target_tokenizer/    `Tokenizer.save` of the target side
     <out>/translator.json      search settings (beam_size, length_penalty, ...) and optional
@@ -624,13 +626,26 @@ class Translator:
         with open(path, encoding="utf-8") as f:
             return json.load(f)
 
+    @staticmethod
+    def model_file(directory):
+        """The model file an output folder delivers: translator.json's "model_file" (a recipe
+        run writes the one it chose on validation there), else "model.keras"."""
+        name = Translator.read_metadata(directory).get("model_file", MODEL_FILE)
+        if not isinstance(name, str) or not name or os.path.basename(name) != name:
+            raise ValueError(
+                f"{os.path.join(os.fspath(directory), CONFIG_FILE)}: 'model_file' must be a "
+                f"file name inside the folder, such as {MODEL_FILE!r}; got {name!r}."
+            )
+        return name
+
     @classmethod
-    def from_directory(cls, directory, model_file=MODEL_FILE, **overrides):
+    def from_directory(cls, directory, model_file=None, **overrides):
         """Loads a translator from an output folder (layout in the module docstring).
 
         Args:
             directory: the folder.
-            model_file: the model file inside it (default "model.keras").
+            model_file: the model file inside it (default: `Translator.model_file(directory)`,
+                the file the run delivered).
             **overrides: any of beam_size, length_penalty, batch_size, max_length_ratio,
                 max_length_offset; they replace the values of translator.json (if present).
         """
@@ -642,6 +657,8 @@ class Translator:
         unknown = sorted(set(overrides) - set(_SETTINGS))
         if unknown:
             raise ValueError(f"Unknown Translator setting(s) {unknown}; valid: {_SETTINGS}.")
+        if model_file is None:
+            model_file = cls.model_file(directory)
         model_path = os.path.join(directory, model_file)
         missing = [
             p
@@ -655,7 +672,7 @@ class Translator:
         if missing:
             raise ValueError(
                 f"{directory} is not a zoo output folder: missing {missing} (expected "
-                f"{MODEL_FILE}, {SOURCE_TOKENIZER_DIR}/ and {TARGET_TOKENIZER_DIR}/)."
+                f"{model_file}, {SOURCE_TOKENIZER_DIR}/ and {TARGET_TOKENIZER_DIR}/)."
             )
         settings = {k: v for k, v in cls.read_metadata(directory).items() if k in _SETTINGS}
         settings.update(overrides)

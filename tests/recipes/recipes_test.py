@@ -19,6 +19,12 @@ import pytest
 import tensorflow as tf
 import tensorflow_text  # noqa: F401  (registers the ops the exported tokenizers use)
 
+from zoo.data import Corpus
+from zoo.text import load_tokenizer
+from zoo.training import average_checkpoints
+from zoo.translator import Translator
+from zoo.workflow.selection import select_model
+
 REPO = Path(__file__).resolve().parents[2]
 RECIPES = REPO / "recipes"
 NAMES = (
@@ -130,12 +136,25 @@ def test_plain_rerun_resumes_and_changed_settings_are_refused(data_dir, tmp_path
     final_line = capsys.readouterr().out.strip().splitlines()[-1]
     assert "model.keras" in final_line and "serving/" not in final_line  # what was written
     assert "attention_" not in final_line  # an attention-free model draws none
+    # A run.json from a zoo without some of today's flags still resumes.
+    settings = json.loads((out / "run.json").read_text())
+    del settings["streaming"], settings["tokenizer_sample"]
+    (out / "run.json").write_text(json.dumps(settings))
     second = run_recipe(
         "luong_base", out, "--max-steps", "5", "--no-export", "--attention-plots", "0"
     )
     assert second["steps"] == 5
     assert second["training"]["resumed_from_step"] == 3
     assert "Resuming from step 3" in capsys.readouterr().out
+    # Two checkpoints now (steps 3 and 5): the run scored the best one and their mean on
+    # validation, and translator.json names the one with the higher BLEU.
+    selection = second["selection"]
+    assert selection["checkpoints"] == ["ckpt-0000000003", "ckpt-0000000005"]
+    bleu = selection["val_bleu"]
+    assert set(bleu) == {"model.keras", "model.averaged.keras"}
+    assert selection["model_file"] == max(bleu, key=lambda k: (bleu[k], k == "model.keras"))
+    assert Translator.model_file(out) == selection["model_file"]
+    assert (out / "model.averaged.keras").exists()
     # A user's mistake: the message alone and exit status 2; --debug raises with a traceback.
     with pytest.raises(SystemExit) as stopped:
         run_recipe("luong_base", out, "--dropout", "0.5", "--no-export")
@@ -150,6 +169,102 @@ def test_plain_rerun_resumes_and_changed_settings_are_refused(data_dir, tmp_path
     assert "Averaged 2 checkpoints" in capsys.readouterr().out
     averaged = keras.models.load_model(out / "model.averaged.keras")
     assert averaged.count_params() == keras.models.load_model(out / "model.keras").count_params()
+
+
+def test_selection_delivers_the_model_with_the_higher_validation_bleu(
+    data_dir, tmp_path, monkeypatch
+):
+    """Validation references made of one candidate's own translations: that one must win
+    (ties go to the best checkpoint). A 2-step model's translations are too short for BLEU's
+    4-grams, so the score here is exact match, as a stand-in for corpus BLEU."""
+    import zoo.workflow.selection as selection_module
+
+    out = tmp_path / "run"
+    run_recipe("luong_base", out, "--max-steps", "2", "--no-export", "--checkpoint-every", "1",
+               "--average-last", "0")  # fmt: skip
+    tokenizers = [load_tokenizer(out / d) for d in ("source_tokenizer", "target_tokenizer")]
+    sources = ["Ein Hund rennt.", "Zwei Männer spielen Fußball.", "Eine Frau liest ein Buch."]
+    settings = {"beam_size": 2}
+    best = keras.models.load_model(out / "model.keras")
+    averaged = keras.models.load_model(out / "model.keras")
+    average_checkpoints(averaged, out / "checkpoints", last=2)
+    outputs = {
+        name: Translator(model, *tokenizers, **settings).translate(sources)
+        for name, model in (("model.keras", best), ("model.averaged.keras", averaged))
+    }
+    monkeypatch.setattr(
+        selection_module.evaluation,
+        "corpus_scores",
+        lambda hypotheses, references: {"bleu": 100.0 * (list(hypotheses) == list(references))},
+    )
+    for owner, references in outputs.items():
+        # the owner of the references wins, unless both translate alike (a tie: the best)
+        expected = owner if outputs["model.keras"] != references else "model.keras"
+        val = Corpus("toy", "de", "en", "val", sources, references)
+        translator, selection = select_model(
+            out / "model.keras", str(out), val, tokenizers, average_last=2,
+            translator_settings=settings, say=lambda message: None,
+        )  # fmt: skip
+        assert selection["model_file"] == expected, selection
+        assert selection["val_bleu"][owner] == 100.0
+        assert translator.translate(sources) == outputs[expected]
+    assert (out / "model.averaged.keras").exists()
+
+
+def test_a_streamed_corpus_trains_counts_once_and_resumes(data_dir, tmp_path, capsys):
+    """gzip files with {split} in their prefix, read from disk each epoch (--streaming on)."""
+    import gzip
+
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for split, original, count in (
+        ("train", "train", 96),
+        ("val", "val", 6),
+        ("test", "test2016", 6),
+    ):
+        for lang in ("de", "en"):
+            lines = (data_dir / "multi30k" / f"{original}.{lang}").read_text().splitlines()
+            data = "\n".join(lines[:count]) + "\n"
+            (corpus / f"{split}.{lang}.gz").write_bytes(gzip.compress(data.encode()))
+    quick = [a for a in QUICK if a not in ("--train-limit", "96")]
+    out = tmp_path / "run"
+    argv = ["--data", str(corpus / "{split}"), "--source-lang", "de", "--target-lang", "en",
+            "--streaming", "auto", "--no-export", "--max-steps", "4", "--shuffle-buffer", "32",
+            "--average-last", "0"]  # fmt: skip
+    sys_argv = sys.argv
+    try:
+        sys.argv = ["luong_base.py", *quick, *argv, "--out", str(out)]
+        runpy.run_path(str(RECIPES / "luong_base.py"), run_name="__main__")
+        printed = capsys.readouterr().out
+        assert "streamed from" in printed and "Stream: counting the training pairs" in printed
+        counts = json.loads((out / "stream_counts.json").read_text())["counts"]
+        # the in-memory path drops the same pair (more than 50 tokens): 95 of 96
+        assert (counts["pairs"], counts["kept"], counts["too_long"]) == (96, 95, 1)
+        metrics = json.loads((out / "metrics.json").read_text())
+        assert metrics["steps"] == 4 and metrics["greedy"]["sentences"] == 6
+        # A plain re-run resumes and reuses the count.
+        sys.argv = ["luong_base.py", *quick, *argv, "--out", str(out)]
+        sys.argv[sys.argv.index("4")] = "7"
+        runpy.run_path(str(RECIPES / "luong_base.py"), run_name="__main__")
+        printed = capsys.readouterr().out
+        assert "counted before" in printed and "Resuming from step 4" in printed
+        assert json.loads((out / "metrics.json").read_text())["steps"] == 7
+        # Exact resume on the stream: 4 + 3 steps end where 7 steps in one run do.
+        straight = tmp_path / "straight"
+        sys.argv = ["luong_base.py", *quick, *argv, "--out", str(straight)]
+        sys.argv[sys.argv.index("4")] = "7"
+        runpy.run_path(str(RECIPES / "luong_base.py"), run_name="__main__")
+        final = "checkpoints/ckpt-0000000007/variables.npz"
+        with np.load(out / final) as resumed, np.load(straight / final) as one_run:
+            assert sorted(resumed.files) == sorted(one_run.files)
+            for key in one_run.files:
+                np.testing.assert_array_equal(resumed[key], one_run[key], err_msg=key)
+        # --train-limit is for corpora held in memory.
+        sys.argv = ["luong_base.py", *QUICK, *argv, "--out", str(tmp_path / "other"), "--debug"]
+        with pytest.raises(ValueError, match="--train-limit applies to corpora read in memory"):
+            runpy.run_path(str(RECIPES / "luong_base.py"), run_name="__main__")
+    finally:
+        sys.argv = sys_argv
 
 
 def test_data_error_from_the_command_line_is_one_quiet_line(tmp_path):

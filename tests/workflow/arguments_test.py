@@ -124,3 +124,25 @@ def test_out_of_range_numbers_are_refused(flag, value, capsys):
 def test_numbers_at_their_bounds_are_accepted():
     args = parse(["--dropout", "0", "--length-penalty", "0", "--attention-plots", "0"])
     assert (args.dropout, args.length_penalty, args.attention_plots) == (0.0, 0.0, 0)
+
+
+def test_wmt14_takes_each_papers_languages():
+    luong = parse(["--data", "wmt14"])
+    assert (luong.source_lang, luong.target_lang, luong.test_split) == ("en", "de", "test")
+    bahdanau = resolve_defaults(
+        make_parser("bahdanau_rnnsearch", "bahdanau").parse_args(["--data", "wmt14"])
+    )
+    assert (bahdanau.source_lang, bahdanau.target_lang) == ("en", "fr")
+    assert parse(["--data", "wmt14", "--source-lang", "de"]).target_lang == "en"
+
+
+def test_averaging_and_streaming_flags():
+    args = parse([])
+    assert (args.average_last, args.streaming, args.steps_per_epoch) == (3, "auto", None)
+    assert (args.shuffle_buffer, args.tokenizer_sample) == (100_000, 1_000_000)
+    assert parse(["--average-last", "0"]).average_last == 0
+    with pytest.raises(ValueError, match="--average-last 4 needs .*--keep-checkpoints 3"):
+        parse(["--average-last", "4"])
+    assert parse(["--average-last", "4", "--keep-checkpoints", "4"]).average_last == 4
+    with pytest.raises(ValueError, match="streaming on does not yet shard"):
+        parse(["--streaming", "on", "--strategy", "multiworker"])

@@ -2,6 +2,8 @@
 
 `load_corpus(name, source_lang, target_lang, split)` -> `Corpus`; `make_dataset(...)` (or
 `corpus.dataset(...)`) -> batches `({"source_ids", "target_ids"}, target_out_ids)`.
+Corpora too large for memory: `open_stream(...)` -> `StreamedCorpus`, `count_stream(...)`,
+`stream_dataset(...)` -> the same batches, read from disk each epoch (zoo.data.streaming).
 Local corpora live in `$ZOO_DATA_DIR` (default: `shared/data` beside the checkout).
 """
 
@@ -17,10 +19,36 @@ from zoo.data.pipeline import (
     token_lengths,
 )
 from zoo.data.splits import assign_splits
+from zoo.data.stream_pipeline import (
+    DEFAULT_SHUFFLE_BUFFER,
+    count_stream,
+    report_drops,
+    stream_dataset,
+    stream_steps,
+)
+from zoo.data.streaming import (
+    NAMED_TFDS,
+    StreamedCorpus,
+    check,
+    materialise,
+    open_stream,
+    total_bytes,
+)
 
 __all__ = [
     "BATCHINGS",
     "Corpus",
+    "DEFAULT_SHUFFLE_BUFFER",
+    "NAMED_TFDS",
+    "StreamedCorpus",
+    "check",
+    "count_stream",
+    "materialise",
+    "open_stream",
+    "report_drops",
+    "stream_dataset",
+    "stream_steps",
+    "total_bytes",
     "MissingDataError",
     "assign_splits",
     "cache_dir",

@@ -19,6 +19,9 @@ Names understood by `load_corpus(name, source_lang, target_lang, split)`:
   (logged once), so that validation and test pairs are never training pairs.
 - `"tfds:NAME"` (e.g. `tfds:wmt14_translate/de-en`, `tfds:ted_hrlr_translate/pt_to_en`):
   `tfds.load`, splits val -> validation, test2016 -> test.
+- `"wmt14"`: the papers' WMT'14 through TFDS (`wmt14_translate/de-en`, `fr-en`, ... by the
+  languages); validation is newstest2013, test newstest2014. Large: recipes stream it
+  (`zoo.data.streaming`).
 
 `$ZOO_DATA_DIR` defaults to the `shared/data` folder beside the checkout (`zoo.data.paths`).
 """
@@ -31,6 +34,7 @@ from zoo.data import multi30k, splits
 from zoo.data.errors import MissingDataError
 from zoo.data.paths import data_dir
 from zoo.data.readers import read_parallel, read_tsv
+from zoo.data.streaming import tfds_name
 
 ANKI = {
     "anki-spa-eng": ("spa.txt", ("en", "es")),
@@ -127,7 +131,8 @@ def load_corpus(
     """Loads one split of a parallel corpus as a `Corpus` (see the module doc for names).
 
     Args:
-        name: "multi30k", "anki-spa-eng", "anki-fra-eng", "tfds:NAME", a .tsv path or a prefix.
+        name: "multi30k", "anki-spa-eng", "anki-fra-eng", "wmt14" (TFDS wmt14_translate, the
+            pair given by the languages), "tfds:NAME", a .tsv path or a prefix.
         source_lang, target_lang: language codes, e.g. "de", "en".
         split: "train", "val" or a test split ("test2016" for Multi30k, "test" otherwise).
         val_fraction, test_fraction, seed: how TSV / Anki pairs are split (by distinct sentence).
@@ -163,11 +168,16 @@ def load_corpus(
             english, other, split, val_fraction, test_fraction, seed, name
         )
         sources, targets = (english, other) if source_lang == "en" else (other, english)
-    elif name.startswith("tfds:"):
+    elif tfds_name(name, source_lang, target_lang) is not None:  # tfds:NAME, wmt14
         from zoo.data.tfds_corpus import load_tfds_pairs
 
         sources, targets = load_tfds_pairs(
-            name[len("tfds:") :], source_lang, target_lang, split, tfds_data_dir, download
+            tfds_name(name, source_lang, target_lang),
+            source_lang,
+            target_lang,
+            split,
+            tfds_data_dir,
+            download,
         )
     elif os.path.isdir(name):
         raise ValueError(

@@ -11,7 +11,7 @@ import argparse
 import os
 
 from zoo import checks
-from zoo.data import BATCHINGS
+from zoo.data import BATCHINGS, DEFAULT_SHUFFLE_BUFFER
 from zoo.models import SIZES, preset_arguments
 from zoo.text import KINDS
 from zoo.training import (
@@ -35,6 +35,11 @@ DROPOUT_HELP = {
     "default: the preset's, 0.2)",
 }
 DEFAULT_VOCAB_SIZE = 8000
+DEFAULT_TOKENIZER_SAMPLE = 1_000_000
+STREAM_ABOVE_MB = 100  # --streaming auto streams {split} file sets larger than this
+# WMT'14 as each paper translated it (Luong et al.: English->German; Bahdanau et al.:
+# English->French), when --data wmt14 comes without languages.
+WMT14_LANGUAGES = {"luong": ("en", "de"), "bahdanau": ("en", "fr")}
 
 PAPER_OPTIMIZERS = {
     "bahdanau": "Adadelta (rho 0.95, eps 1e-6), gradient norm clipped at 1 "
@@ -71,7 +76,8 @@ Data: corpora are read from $ZOO_DATA_DIR (default: the shared/data folder besid
 checkout), e.g. $ZOO_DATA_DIR/multi30k/train.de. Multi30k is downloaded into $ZOO_CACHE_DIR
 when no local copy exists.
 
-Output (--out): model.keras (best by validation loss), source_tokenizer/, target_tokenizer/,
+Output (--out): model.keras (best by validation loss), model.averaged.keras (the mean of the
+last checkpoints; translator.json's "model_file" names the one delivered), source_tokenizer/, target_tokenizer/,
 vocab.<lang>.txt, serving/ (SavedModel: translate strings without zoo), metrics.json,
 translations.<split>.{greedy,beam}.txt, bleu_by_length.{png,tsv,md}, attention_*.png,
 logs/ (TensorBoard: tensorboard --logdir <out>/logs), checkpoints/.
@@ -134,9 +140,44 @@ def _add_data_flags(parser):
     data.add_argument(
         "--data",
         default="multi30k",
-        help="corpus: 'multi30k' (default), 'anki-spa-eng', 'anki-fra-eng', a tab-separated "
-        "file (source<TAB>target), a file prefix (PREFIX{split}.{lang} or PREFIX.{lang}), "
-        "or 'tfds:NAME' (e.g. tfds:wmt14_translate/de-en)",
+        help="corpus: 'multi30k' (default), 'anki-spa-eng', 'anki-fra-eng', 'wmt14' (the "
+        "papers' WMT'14 through TFDS: en->de for Luong recipes, en->fr for Bahdanau ones, "
+        "unless the languages are given), a tab-separated file (source<TAB>target), a file "
+        "prefix (PREFIX{split}.{lang} or PREFIX.{lang}; .gz files too when streamed), or "
+        "'tfds:NAME' (e.g. tfds:wmt14_translate/de-en)",
+    )
+    data.add_argument(
+        "--streaming",
+        choices=("auto", "on", "off"),
+        default="auto",
+        help="read the training split from disk each epoch in bounded memory ('on'), or hold "
+        "it in memory, tokenized once and shuffled whole ('off'). 'auto' (default) streams "
+        "TFDS corpora and wmt14, and {split} file sets that are gzip-compressed or larger "
+        f"than {STREAM_ABOVE_MB} MB; Multi30k and the Anki corpora stay in memory. A streamed "
+        "corpus needs {split} in its name (one file or pair of files per split)",
+    )
+    data.add_argument(
+        "--shuffle-buffer",
+        type=positive_int,
+        default=DEFAULT_SHUFFLE_BUFFER,
+        help="streamed training pairs are shuffled within a window of this many pairs "
+        f"(default: {DEFAULT_SHUFFLE_BUFFER:,}); in memory the whole split is shuffled",
+    )
+    data.add_argument(
+        "--steps-per-epoch",
+        type=positive_int,
+        default=None,
+        help="streamed corpora: batches per epoch for the progress bar and the learning-rate "
+        "schedule, instead of counting them in one pass before training (the count is "
+        "cached in --out beside the vocabulary; an epoch still ends where the data ends)",
+    )
+    data.add_argument(
+        "--tokenizer-sample",
+        type=positive_int,
+        default=DEFAULT_TOKENIZER_SAMPLE,
+        help="train the tokenizers on a seeded sample of at most this many training pairs, "
+        f"read by streaming (default: {DEFAULT_TOKENIZER_SAMPLE:,}; Multi30k's 29,000 are "
+        "all used)",
     )
     data.add_argument(
         "--source-lang",
@@ -358,6 +399,16 @@ def _add_schedule_flags(training, family):
         "average OUT --last N` averages the last N of them into one model",
     )
     training.add_argument(
+        "--average-last",
+        type=_non_negative_int,
+        default=3,
+        metavar="N",
+        help="after training, average the weights of the last N checkpoints and deliver that "
+        "model instead of the best one by validation loss when it scores a higher validation "
+        "BLEU with the run's beam search (default: 3, at most --keep-checkpoints; 0 or 1: "
+        "off, the papers' way); translator.json names the file delivered",
+    )
+    training.add_argument(
         "--resume",
         action=argparse.BooleanOptionalAction,
         default=True,
@@ -448,6 +499,7 @@ def resolve_defaults(args):
             "multi30k": ("de", "en"),
             "anki-spa-eng": ("en", "es"),
             "anki-fra-eng": ("en", "fr"),
+            "wmt14": WMT14_LANGUAGES[args.family],
         }
         if args.data not in pairs:
             raise ValueError(
@@ -471,6 +523,16 @@ def resolve_defaults(args):
         args.max_minutes = None
     if args.decay_after is None and args.optimizer == profile["optimizer"]:
         args.decay_after = profile["decay_after"]  # else the optimizer's own rule
+    if args.strategy == "multiworker" and args.streaming == "on":
+        raise ValueError(
+            "--streaming on does not yet shard across workers (--strategy multiworker): "
+            "read the corpus in memory (--streaming off)."
+        )
+    if args.average_last > args.keep_checkpoints:
+        raise ValueError(
+            f"--average-last {args.average_last} needs at least as many kept checkpoints; got "
+            f"--keep-checkpoints {args.keep_checkpoints}."
+        )
     if args.length_penalty is None:
         args.length_penalty = LENGTH_PENALTY[args.family]
     if args.loss_normalization is None:

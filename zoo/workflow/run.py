@@ -7,13 +7,14 @@
 4. tf.data pipelines, the recipe's model and the paper's optimizer inside the strategy scope;
 5. `zoo.training.train`: progress bar, TensorBoard logs, checkpoints, exact resume, the best
    model by validation loss in `model.keras`;
-6. `zoo.workflow.report`: greedy and beam-search BLEU/chrF on the test split, perplexity,
+6. `zoo.workflow.selection`: that model or the mean of the last checkpoints, whichever
+   scores the higher validation BLEU (translator.json names the one delivered);
+7. `zoo.workflow.report`: greedy and beam-search BLEU/chrF on the test split, perplexity,
    plots, `metrics.json`, the `serving/` SavedModel; then a one-line summary.
 """
 
 import json
 import os
-import shutil
 import sys
 import time
 
@@ -21,12 +22,11 @@ import keras
 import tensorflow as tf
 
 from zoo import training
-from zoo.data import load_corpus, make_dataset
 from zoo.errors import UsageError, exit_on_user_error
 from zoo.models import model_dropout
-from zoo.text import load_tokenizer, train_tokenizer
+from zoo.workflow import data as recipe_data
 from zoo.workflow.arguments import PAPER_OPTIMIZERS, make_parser, resolve_defaults
-from zoo.workflow.report import evaluate_and_report, write_json, write_lines
+from zoo.workflow.report import evaluate_and_report, write_json
 
 RUN_FILE = "run.json"
 # Flags that may change between a run and its resumption (all others must stay the same).
@@ -37,6 +37,7 @@ RESUMABLE_CHANGES = frozenset(
         "max_minutes",
         "checkpoint_every",
         "keep_checkpoints",
+        "average_last",
         "resume",
         "beam_size",
         "length_penalty",
@@ -116,24 +117,10 @@ def main(
     return exit_on_user_error(job, prog=parser.prog, debug=args.debug)
 
 
-def _load_splits(args, say):
-    def load(split, limit):
-        corpus = load_corpus(args.data, args.source_lang, args.target_lang, split)
-        return corpus.take(limit) if limit else corpus
-
-    train = load("train", args.train_limit)
-    val = load("val", args.eval_limit)
-    test = load(args.test_split, args.eval_limit)
-    say(
-        f"Data: {args.data} {args.source_lang}->{args.target_lang}: {len(train)} training, "
-        f"{len(val)} validation, {len(test)} test ({args.test_split}) pairs"
-    )
-    return train, val, test
-
-
-def written_files(files):
-    """The names the final line lists: what this run wrote, given the report's `files`."""
-    names = ["model.keras", "metrics.json", "translations.*.txt", "bleu_by_length.png"]
+def written_files(files, model_file="model.keras"):
+    """The names the final line lists: what this run wrote, given the report's `files` and
+    the model file delivered."""
+    names = [model_file, "metrics.json", "translations.*.txt", "bleu_by_length.png"]
     if files.get("attention_png"):
         names.append("attention_*.png")
     if files.get("serving"):
@@ -148,10 +135,11 @@ def _check_previous_run(out, args, say):
     if args.resume and os.path.exists(path):
         with open(path, encoding="utf-8") as f:
             previous = json.load(f)
+        # A flag that the run's zoo did not have yet (or no longer has) cannot differ.
         changed = sorted(
             k
-            for k in set(previous) | set(current)
-            if k not in RESUMABLE_CHANGES and previous.get(k) != current.get(k)
+            for k in set(previous) & set(current)
+            if k not in RESUMABLE_CHANGES and previous[k] != current[k]
         )
         if changed:
             details = ", ".join(f"{k}: {previous.get(k)!r} -> {current.get(k)!r}" for k in changed)
@@ -161,37 +149,6 @@ def _check_previous_run(out, args, say):
             )
         say(f"Resuming the run in {out} (plain re-runs continue; --no-resume starts over)")
     write_json(path, current)
-
-
-def _tokenizers(args, train, out, chief, say):
-    directories = [os.path.join(out, "source_tokenizer"), os.path.join(out, "target_tokenizer")]
-    if args.resume and all(os.path.exists(d) for d in directories):
-        say(f"Tokenizers: reusing {directories[0]} and {directories[1]}")
-        return [load_tokenizer(d) for d in directories]
-    tokenizers = []
-    for lang, sentences, directory in zip(
-        (args.source_lang, args.target_lang), (train.source, train.target), directories, strict=True
-    ):
-        say(f"Tokenizer: training a {args.vocab_size}-piece {args.tokenizer} model for {lang!r}")
-        tokenizer = train_tokenizer(
-            args.tokenizer,
-            sentences,
-            vocab_size=args.vocab_size,
-            lowercase=args.lowercase,
-            seed=args.seed,
-        )
-        if chief:
-            shutil.rmtree(directory, ignore_errors=True)
-            tokenizer.save(directory)
-            _write_vocabulary(tokenizer, os.path.join(out, f"vocab.{lang}.txt"))
-        tokenizers.append(tokenizer)
-    return tokenizers
-
-
-def _write_vocabulary(tokenizer, path):
-    ids = tf.range(tokenizer.vocab_size, dtype=tf.int32)
-    tokens = [t.decode("utf-8", "replace") for t in tokenizer.id_to_token(ids).numpy()]
-    write_lines(path, tokens)
 
 
 def _optimizer_note(args, steps_per_epoch, dropout):
@@ -237,13 +194,15 @@ def _run(build_model, args, strategy, chief, say, started):
         os.makedirs(out, exist_ok=True)
         _check_previous_run(out, args, say)
     say(f"{args.recipe}: size {args.size}, precision {args.precision}, output {out}")
-    train, val, test = _load_splits(args, say)
-    tokenizers = _tokenizers(args, train, out, chief, say)
+    train, val, test = recipe_data.load_splits(args, say)
+    tokenizers = recipe_data.tokenizers(args, train, out, chief, say)
     say(
         f"Vocabularies: {tokenizers[0].vocab_size} ({args.source_lang}), "
         f"{tokenizers[1].vocab_size} ({args.target_lang})"
     )
-    train_data, val_data, steps_per_epoch = _pipelines(args, train, val, tokenizers)
+    train_data, val_data, steps_per_epoch = recipe_data.pipelines(
+        args, train, val, tokenizers, out, say
+    )
     with strategy.scope():
         model = build_model(args, tokenizers[0].vocab_size, tokenizers[1].vocab_size)
         dropout = model_dropout(model)
@@ -260,9 +219,21 @@ def _run(build_model, args, strategy, chief, say, started):
     summary = _train(args, model, optimizer, data, strategy, out, say)
     if not chief:
         return {"training": summary}
-    best = keras.models.load_model(summary["model_path"])
-    report = _report(args, best, test, tokenizers, out, say)
+    from zoo.workflow.selection import select_model  # noqa: PLC0415 (needs the translator)
+
+    translator, selection = select_model(
+        summary["model_path"],
+        out,
+        val,
+        tokenizers,
+        average_last=args.average_last,
+        translator_settings=_translator_settings(args),
+        say=say,
+        progress=say.enabled,
+    )
+    report = _report(args, translator, test, tokenizers, out, say, selection["model_file"])
     metrics = _metrics(args, model, summary, report, time.perf_counter() - started)
+    metrics["selection"] = selection
     write_json(os.path.join(out, "metrics.json"), metrics)
     beam, greedy = report["beam"], report["greedy"]
     say(
@@ -271,36 +242,9 @@ def _run(build_model, args, strategy, chief, say, started):
         f"{args.test_split} {args.source_lang}->{args.target_lang} after "
         f"{summary['epochs']:.2f} epochs ({summary['steps']} steps, "
         f"{_duration(summary['train_time_s'])} training); files in {out}/ "
-        f"({', '.join(written_files(report['files']))})"
+        f"({', '.join(written_files(report['files'], selection['model_file']))})"
     )
     return metrics
-
-
-def _pipelines(args, train, val, tokenizers):
-    """(train_data(epoch) -> dataset, val_data, steps per epoch)."""
-
-    def dataset(corpus, **kwargs):
-        return make_dataset(
-            corpus.source, corpus.target, *tokenizers, batch_size=args.batch_size, **kwargs
-        )
-
-    def epoch_data(epoch):  # seeded per epoch: a resumed run sees the same batches
-        return dataset(
-            train,
-            max_length=args.max_length,
-            shuffle=True,
-            seed=args.seed + epoch,
-            batching=args.batching,
-            pool_batches=args.pool_batches,
-        )
-
-    first_epoch = epoch_data(0)
-
-    def train_data(epoch):
-        return first_epoch if epoch == 0 else epoch_data(epoch)
-
-    val_data = dataset(val, max_length=None, shuffle=False, batching="plain")
-    return train_data, val_data, len(first_epoch)
 
 
 def _train(args, model, optimizer, data, strategy, out, say):
@@ -333,20 +277,19 @@ def _train(args, model, optimizer, data, strategy, out, say):
     )
 
 
-def _report(args, best, test, tokenizers, out, say):
-    """Scores the best model on the test split and writes the report files and serving/."""
-    from zoo.translator import Translator  # noqa: PLC0415 (layer 4, imported when needed)
-
-    translator = Translator(
-        best,
-        *tokenizers,
+def _translator_settings(args):
+    return dict(
         beam_size=args.beam_size,
         length_penalty=args.length_penalty,
         coverage_penalty=args.coverage_penalty,
         batch_size=args.eval_batch_size,
     )
+
+
+def _report(args, translator, test, tokenizers, out, say, model_file):
+    """Scores the chosen model on the test split and writes the report files and serving/."""
     return evaluate_and_report(
-        best,
+        translator.model,
         translator,
         test,
         *tokenizers,
@@ -362,6 +305,7 @@ def _report(args, best, test, tokenizers, out, say):
             "data": args.data,
             "source_lang": args.source_lang,
             "target_lang": args.target_lang,
+            "model_file": model_file,
         },
     )
 

@@ -1,0 +1,241 @@
+"""tf.data pipelines from a `StreamedCorpus`: the batches of `make_dataset`, in bounded memory.
+
+`make_dataset` (zoo.data.pipeline) tokenizes a corpus held in lists, measures every sentence
+up front and may shuffle the whole corpus. `stream_dataset` reads the files each epoch and
+holds at most a shuffle buffer of sentence pairs and one sorted pool of batches:
+
+    lines (TextLineDataset, this worker's shard)
+      -> shuffle in a buffer of `shuffle_buffer` pairs (seeded: the same order every run)
+      -> tokenize (in chunks, in parallel) -> drop pairs with an empty side or more than
+         `max_length` tokens
+      -> batches: sorted pools, length buckets or plain padded batches, as in make_dataset
+
+The number of batches per epoch comes from `count_stream`: one pass that tokenizes every
+pair and counts the kept and dropped ones (and the length histogram the buckets need), after
+`zoo.data.streaming.check` has read the files for bad lines. A recipe caches its result
+beside the vocabulary, so later runs start at once.
+"""
+
+import logging
+import math
+
+import numpy as np
+import tensorflow as tf
+
+from zoo.checks import check_int
+from zoo.data.pipeline import (
+    _CHUNK,
+    _PADDED_SHAPES,
+    _batch_sizes,
+    _bucket_boundaries,
+    _check_batching,
+    _padding_values,
+    _sorted_pools,
+    _target_rows,
+)
+from zoo.data.streaming import check
+
+logger = logging.getLogger("zoo.data")
+
+DEFAULT_SHUFFLE_BUFFER = 100_000
+_UNBOUNDED = 1024  # the pools' sort key for max_length=None: lengths below this
+
+
+def count_stream(corpus, source_tokenizer, target_tokenizer, max_length, num_shards=1, index=0):
+    """One pass over this worker's shard of `corpus`: checks the files (bad lines raise
+    ValueError with file and line), then tokenizes every pair.
+
+    Returns a dict (JSON-serialisable): "pairs" (non-empty pairs read), "kept", "too_long",
+    "empty" (no tokens on a side), "max_length", and "histogram" (list: how many kept pairs
+    have max(|x|, |y| + 1) = i).
+    """
+    max_length = check_int("count_stream", "max_length", max_length, allow_none=True)
+    check(corpus)
+    lines = corpus.lines(num_shards, index).batch(_CHUNK)
+    lengths = lines.map(
+        lambda s, t: (
+            source_tokenizer.tokenize(s).row_lengths(),
+            target_tokenizer.tokenize(t).row_lengths(),
+        ),
+        num_parallel_calls=tf.data.AUTOTUNE,
+        deterministic=False,
+    )
+    counts = {"pairs": 0, "kept": 0, "too_long": 0, "empty": 0}
+    histogram = np.zeros([0], np.int64)
+    for source_lengths, target_lengths in lengths.as_numpy_iterator():
+        empty = (source_lengths == 0) | (target_lengths == 0)
+        too_long = np.zeros_like(empty)
+        if max_length is not None:
+            too_long = ~empty & ((source_lengths > max_length) | (target_lengths > max_length))
+        keep = ~(empty | too_long)
+        key = np.maximum(source_lengths[keep], target_lengths[keep] + 1)
+        chunk = np.bincount(key, minlength=len(histogram))
+        if len(chunk) > len(histogram):
+            histogram = np.pad(histogram, (0, len(chunk) - len(histogram)))
+        histogram += chunk
+        counts["pairs"] += len(empty)
+        counts["kept"] += int(keep.sum())
+        counts["too_long"] += int(too_long.sum())
+        counts["empty"] += int(empty.sum())
+    counts["max_length"] = max_length
+    counts["histogram"] = histogram.tolist()
+    return counts
+
+
+def report_drops(counts, what):
+    """Logs (WARNING, logger "zoo.data") what the length filter dropped, as make_dataset does;
+    raises ValueError when nothing is left."""
+    if counts["pairs"] == 0:
+        raise ValueError(f"{what}: the stream holds no sentence pairs.")
+    if counts["kept"] == 0:
+        raise ValueError(
+            f"{what}: none of the {counts['pairs']} pairs is usable: {counts['too_long']} have "
+            f"more than max_length={counts['max_length']} tokens on a side and "
+            f"{counts['empty']} have no tokens on a side."
+        )
+    if counts["kept"] < counts["pairs"]:
+        logger.warning(
+            "%s: kept %d of %d pairs; dropped %d with more than max_length=%s tokens and %d "
+            "with no tokens.",
+            what,
+            counts["kept"],
+            counts["pairs"],
+            counts["too_long"],
+            counts["max_length"],
+            counts["empty"],
+        )
+
+
+def stream_steps(counts, batch_size, batching="pools", bucket_width=2, drop_remainder=False):
+    """Batches per epoch of `stream_dataset` for the `counts` of `count_stream`."""
+    rounding = math.floor if drop_remainder else math.ceil
+    if batching != "buckets":
+        return rounding(counts["kept"] / batch_size)
+    histogram = np.asarray(counts["histogram"], np.int64)
+    longest = _longest(counts)
+    boundaries = _bucket_boundaries(longest, bucket_width)
+    sizes = _batch_sizes(boundaries, longest, batch_size, None)
+    lengths = np.arange(len(histogram))
+    bucket_of = np.searchsorted(np.asarray(boundaries, np.int64), lengths, side="right")
+    per_bucket = np.bincount(bucket_of, weights=histogram, minlength=len(sizes))
+    return sum(rounding(int(c) / s) for c, s in zip(per_bucket, sizes, strict=True))
+
+
+def _longest(counts):
+    """The longest length key the kept pairs can have (max(|x|, |y| + 1))."""
+    if counts.get("max_length") is not None:
+        return counts["max_length"] + 1
+    return max(len(counts["histogram"]) - 1, 1)
+
+
+def stream_dataset(
+    corpus,
+    source_tokenizer,
+    target_tokenizer,
+    batch_size=64,
+    max_length=50,
+    shuffle=True,
+    seed=0,
+    batching="pools",
+    pool_batches=1024,
+    bucket_width=2,
+    shuffle_buffer=DEFAULT_SHUFFLE_BUFFER,
+    counts=None,
+    num_shards=1,
+    index=0,
+    drop_remainder=False,
+    deterministic=True,
+):
+    """A `tf.data.Dataset` of training batches read from `corpus` (a `StreamedCorpus`).
+
+    The batches have `make_dataset`'s structure and rules (see its docstring for `batching`,
+    `pool_batches`, `bucket_width`, `drop_remainder`); memory is bounded by the shuffle
+    buffer and one pool, whatever the corpus' size.
+
+    Args:
+        corpus: a `zoo.data.StreamedCorpus`.
+        shuffle_buffer: pairs held for shuffling (default 100,000): the pairs of an epoch
+            are shuffled within this window, not across the whole corpus.
+        counts: `count_stream(...)` of the same corpus, tokenizers, `max_length` and shard:
+            gives the dataset its exact length (`len(dataset)`); None leaves it unknown.
+            Needed with batching="buckets" (the bucket boundaries come from it).
+        num_shards, index: this worker's shard (zoo.data.streaming).
+        Other arguments: as `make_dataset`.
+
+    Returns:
+        `tf.data.Dataset` of `({"source_ids": (B, Ts), "target_ids": (B, Tt)},
+        target_out_ids (B, Tt))`, int32, PAD_ID-padded.
+    """
+    batch_size = check_int("stream_dataset", "batch_size", batch_size)
+    max_length = check_int("stream_dataset", "max_length", max_length, allow_none=True)
+    pool_batches = check_int("stream_dataset", "pool_batches", pool_batches)
+    shuffle_buffer = check_int("stream_dataset", "shuffle_buffer", shuffle_buffer)
+    _check_batching(batching, None)
+    if counts is not None and counts.get("max_length") != max_length:
+        raise ValueError(
+            f"stream_dataset: counts were made with max_length={counts.get('max_length')}, "
+            f"received max_length={max_length}; count the stream again."
+        )
+    if batching == "buckets" and counts is None:
+        raise ValueError("stream_dataset: batching='buckets' needs the counts of count_stream.")
+    options = tf.data.Options()
+    options.deterministic = bool(deterministic)
+    # Each worker reads its own shard: tf.distribute must not shard it again.
+    options.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoShardPolicy.OFF
+    dataset = corpus.lines(num_shards, index).with_options(options)
+    if shuffle:
+        dataset = dataset.shuffle(shuffle_buffer, seed=seed, reshuffle_each_iteration=True)
+    dataset = _tokenized_stream(dataset, source_tokenizer, target_tokenizer, deterministic)
+    dataset = dataset.filter(_length_filter(max_length))
+    longest = _longest(counts) if counts is not None else (max_length or _UNBOUNDED) + 1
+    if batching == "pools":
+        dataset = _sorted_pools(
+            dataset, batch_size, pool_batches, longest, drop_remainder, shuffle, seed
+        )
+    elif batching == "buckets":
+        boundaries = _bucket_boundaries(longest, bucket_width)
+        dataset = dataset.bucket_by_sequence_length(
+            lambda features, _: tf.maximum(
+                tf.shape(features["source_ids"])[0], tf.shape(features["target_ids"])[0]
+            ),
+            bucket_boundaries=boundaries,
+            bucket_batch_sizes=_batch_sizes(boundaries, longest, batch_size, None),
+            padded_shapes=_PADDED_SHAPES,
+            padding_values=_padding_values(),
+            drop_remainder=drop_remainder,
+        )
+    else:
+        dataset = dataset.padded_batch(
+            batch_size, padded_shapes=_PADDED_SHAPES, padding_values=_padding_values(),
+            drop_remainder=drop_remainder,
+        )  # fmt: skip
+    if counts is not None:
+        steps = stream_steps(counts, batch_size, batching, bucket_width, drop_remainder)
+        dataset = dataset.apply(tf.data.experimental.assert_cardinality(steps))
+    return dataset.prefetch(tf.data.AUTOTUNE)
+
+
+def _tokenized_stream(lines, source_tokenizer, target_tokenizer, deterministic):
+    """(source, target) strings -> `({"source_ids", "target_ids"}, target_out_ids)` rows."""
+
+    def tokenize(source, target):
+        return (source_tokenizer.tokenize(source), *_target_rows(target_tokenizer, target))
+
+    dataset = lines.batch(_CHUNK).map(
+        tokenize, num_parallel_calls=tf.data.AUTOTUNE, deterministic=deterministic
+    )
+    return dataset.unbatch().map(
+        lambda x, y_in, y_out: ({"source_ids": x, "target_ids": y_in}, y_out)
+    )
+
+
+def _length_filter(max_length):
+    def keep(features, target_out_ids):
+        source = tf.shape(features["source_ids"])[0]
+        target = tf.shape(target_out_ids)[0] - 1  # END not counted
+        usable = tf.logical_and(source > 0, target > 0)
+        if max_length is None:
+            return usable
+        return tf.logical_and(usable, tf.logical_and(source <= max_length, target <= max_length))
+
+    return keep

@@ -1,0 +1,223 @@
+"""A recipe's data: the splits, the tokenizers and the tf.data pipelines.
+
+Two paths, chosen by `--streaming` (zoo.workflow.arguments):
+- in memory (`zoo.data.load_corpus` + `make_dataset`): the corpus in lists, tokenized once
+  and cached, shuffled whole. Multi30k and the Anki corpora take it under "auto".
+- streamed (`zoo.data.open_stream` + `stream_dataset`): the training files are read from
+  disk each epoch, shuffled in a bounded buffer, batched in sorted pools; memory does not
+  grow with the corpus. The validation and test splits are read whole (they are small).
+  The counting pass (`count_stream`: kept and dropped pairs, batches per epoch) runs once and
+  is cached in `<out>/stream_counts.json` beside the vocabulary; `--steps-per-epoch` skips it.
+"""
+
+import hashlib
+import json
+import os
+import shutil
+
+import tensorflow as tf
+
+from zoo.data import (
+    count_stream,
+    load_corpus,
+    make_dataset,
+    materialise,
+    open_stream,
+    report_drops,
+    stream_dataset,
+    stream_steps,
+    total_bytes,
+)
+from zoo.data.errors import MissingDataError
+from zoo.data.streaming import tfds_name
+from zoo.text import load_tokenizer, train_tokenizer
+from zoo.workflow.arguments import STREAM_ABOVE_MB
+from zoo.workflow.report import write_json, write_lines
+
+STREAM_ABOVE_BYTES = STREAM_ABOVE_MB * 2**20  # Multi30k's training files hold 4 MB
+COUNTS_FILE = "stream_counts.json"
+
+
+def wants_stream(args):
+    """Whether the run streams its training split (--streaming on|off|auto)."""
+    if args.streaming != "auto":
+        return args.streaming == "on"
+    if tfds_name(args.data, args.source_lang, args.target_lang) is not None:
+        return True
+    if "{split}" not in args.data:
+        return False
+    try:
+        stream = open_stream(args.data, args.source_lang, args.target_lang, "train")
+    except MissingDataError:  # load_corpus says what is missing
+        return False
+    return any(p.endswith(".gz") for p in stream.paths()) or total_bytes(stream) > (
+        STREAM_ABOVE_BYTES
+    )
+
+
+def load_splits(args, say):
+    """(train, val, test): `Corpus` objects, or for a streamed run a `StreamedCorpus` train
+    split beside in-memory val and test splits."""
+    streaming = wants_stream(args)
+
+    def load(split, limit):
+        if streaming:
+            corpus = materialise(open_stream(args.data, args.source_lang, args.target_lang, split))
+        else:
+            corpus = load_corpus(args.data, args.source_lang, args.target_lang, split)
+        return corpus.take(limit) if limit else corpus
+
+    if streaming:
+        if args.strategy == "multiworker":
+            raise ValueError(
+                f"--data {args.data} is streamed, and streaming does not yet shard across "
+                "workers (--strategy multiworker): pass --streaming off to read it in memory."
+            )
+        if args.train_limit:
+            raise ValueError("--train-limit applies to corpora read in memory (--streaming off).")
+        train = open_stream(args.data, args.source_lang, args.target_lang, "train")
+        size = f"streamed from {', '.join(train.paths()) or train.name}"
+    else:
+        train = load("train", args.train_limit)
+        size = f"{len(train)} training"
+    val = load("val", args.eval_limit)
+    test = load(args.test_split, args.eval_limit)
+    say(
+        f"Data: {args.data} {args.source_lang}->{args.target_lang}: {size}, "
+        f"{len(val)} validation, {len(test)} test ({args.test_split}) pairs"
+    )
+    return train, val, test
+
+
+def _tokenizer_sentences(args, train, say):
+    """The sentences each tokenizer trains on: all of an in-memory split, else a seeded
+    sample of at most --tokenizer-sample pairs (both in memory and streamed)."""
+    if hasattr(train, "lines"):  # a StreamedCorpus
+        say(f"Tokenizers: sampling at most {args.tokenizer_sample:,} pairs of the stream")
+        return train.sample(args.tokenizer_sample, seed=args.seed)
+    if len(train) <= args.tokenizer_sample:
+        return train.source, train.target
+    import random
+
+    chosen = sorted(random.Random(args.seed).sample(range(len(train)), args.tokenizer_sample))
+    return [train.source[i] for i in chosen], [train.target[i] for i in chosen]
+
+
+def tokenizers(args, train, out, chief, say):
+    """The two tokenizers: reused from `out` on resume, else trained and saved there."""
+    directories = [os.path.join(out, "source_tokenizer"), os.path.join(out, "target_tokenizer")]
+    if args.resume and all(os.path.exists(d) for d in directories):
+        say(f"Tokenizers: reusing {directories[0]} and {directories[1]}")
+        return [load_tokenizer(d) for d in directories]
+    made = []
+    sides = _tokenizer_sentences(args, train, say)
+    for lang, sentences, directory in zip(
+        (args.source_lang, args.target_lang), sides, directories, strict=True
+    ):
+        say(f"Tokenizer: training a {args.vocab_size}-piece {args.tokenizer} model for {lang!r}")
+        tokenizer = train_tokenizer(
+            args.tokenizer,
+            sentences,
+            vocab_size=args.vocab_size,
+            lowercase=args.lowercase,
+            seed=args.seed,
+        )
+        if chief:
+            shutil.rmtree(directory, ignore_errors=True)
+            tokenizer.save(directory)
+            _write_vocabulary(tokenizer, os.path.join(out, f"vocab.{lang}.txt"))
+        made.append(tokenizer)
+    return made
+
+
+def _vocabulary_hash(tokenizer):
+    ids = tf.range(tokenizer.vocab_size, dtype=tf.int32)
+    return hashlib.sha1(b"\n".join(tokenizer.id_to_token(ids).numpy())).hexdigest()
+
+
+def _write_vocabulary(tokenizer, path):
+    ids = tf.range(tokenizer.vocab_size, dtype=tf.int32)
+    tokens = [t.decode("utf-8", "replace") for t in tokenizer.id_to_token(ids).numpy()]
+    write_lines(path, tokens)
+
+
+def pipelines(args, train, val, tokenizers, out, say):
+    """(train_data(epoch) -> dataset, val_data, steps per epoch or None)."""
+
+    def dataset(corpus, **kwargs):
+        return make_dataset(
+            corpus.source, corpus.target, *tokenizers, batch_size=args.batch_size, **kwargs
+        )
+
+    val_data = dataset(val, max_length=None, shuffle=False, batching="plain")
+    if hasattr(train, "lines"):
+        return _streamed(args, train, tokenizers, out, say, val_data)
+
+    def epoch_data(epoch):  # seeded per epoch: a resumed run sees the same batches
+        return dataset(
+            train,
+            max_length=args.max_length,
+            shuffle=True,
+            seed=args.seed + epoch,
+            batching=args.batching,
+            pool_batches=args.pool_batches,
+        )
+
+    first_epoch = epoch_data(0)
+
+    def train_data(epoch):
+        return first_epoch if epoch == 0 else epoch_data(epoch)
+
+    return train_data, val_data, len(first_epoch)
+
+
+def _streamed(args, train, tokenizers, out, say, val_data):
+    """`pipelines` for a streamed training split."""
+    counts = None
+    steps = args.steps_per_epoch
+    if steps is None:
+        counts = _counts(args, train, tokenizers, out, say)
+        steps = stream_steps(counts, args.batch_size, args.batching)
+
+    def train_data(epoch):  # seeded per epoch: a resumed run reads the same batches
+        return stream_dataset(
+            train,
+            *tokenizers,
+            batch_size=args.batch_size,
+            max_length=args.max_length,
+            shuffle=True,
+            seed=args.seed + epoch,
+            batching=args.batching,
+            pool_batches=args.pool_batches,
+            shuffle_buffer=args.shuffle_buffer,
+            counts=counts,
+        )
+
+    return train_data, val_data, steps
+
+
+def _counts(args, train, tokenizers, out, say):
+    """`count_stream` of the training split, cached in `out/stream_counts.json` for these
+    files (sizes, modification times), tokenizers and --max-length."""
+    key = {
+        "files": train.fingerprint(),
+        "max_length": args.max_length,
+        "vocabularies": [_vocabulary_hash(t) for t in tokenizers],
+    }
+    path = os.path.join(out, COUNTS_FILE)
+    if os.path.isfile(path):
+        with open(path, encoding="utf-8") as f:
+            cached = json.load(f)
+        if cached.get("key") == key:
+            say(f"Stream: {cached['counts']['kept']:,} training pairs (counted before: {path})")
+            report_drops(cached["counts"], f"{args.data} train")
+            return cached["counts"]
+    say("Stream: counting the training pairs (one pass; cached for later runs)")
+    counts = count_stream(train, *tokenizers, args.max_length)
+    report_drops(counts, f"{args.data} train")
+    say(
+        f"Stream: kept {counts['kept']:,} of {counts['pairs']:,} pairs ({counts['too_long']:,} "
+        f"longer than {args.max_length} tokens, {counts['empty']:,} without tokens)"
+    )
+    write_json(path, {"key": key, "counts": counts})
+    return counts
