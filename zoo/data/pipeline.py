@@ -273,30 +273,45 @@ def _buckets(dataset, lengths, batch_size, bucket_width, token_budget, drop_rema
     return dataset, np.bincount(bucket_of, minlength=len(sizes)), sizes
 
 
-def _sorted_pools(dataset, batch_size, pool_batches, longest, drop_remainder, shuffle, seed):
+def _sorted_pools(
+    dataset, batch_size, pool_batches, longest, drop_remainder, shuffle, seed, chunked=False
+):
     """Batches cut from pools of `pool_batches * batch_size` pairs sorted by (target length,
     source length); a stable sort, so pairs of equal lengths keep their shuffled order. A
-    pool is a whole number of batches, so only the epoch's last batch can be smaller."""
+    pool is a whole number of batches, so only the epoch's last batch can be smaller. The
+    pool is sorted and cut into padded batches in one map: no per-pair step after it.
+    `chunked`: `dataset` yields chunks of rows (ragged batches) rather than single rows;
+    `rebatch` joins them into pools without a step per pair."""
 
-    def sort_pool(features, target_out_ids):
+    def sorted_batches(features, target_out_ids):
         target_lengths = tf.cast(features["target_ids"].row_lengths(), tf.int32)
         source_lengths = tf.cast(features["source_ids"].row_lengths(), tf.int32)
         order = tf.argsort(target_lengths * (longest + 2) + source_lengths, stable=True)
+        pairs = tf.shape(order, out_type=tf.int64)[0]
+        full = pairs // batch_size
+        sizes = tf.concat(
+            [tf.fill([full], tf.constant(batch_size, tf.int64)), [pairs - full * batch_size]], 0
+        )
+        sizes = tf.boolean_mask(sizes, sizes > 0)
+
+        def cut(rows):
+            return tf.RaggedTensor.from_row_lengths(tf.gather(rows, order), sizes)
+
+        return {name: cut(rows) for name, rows in features.items()}, cut(target_out_ids)
+
+    def padded(features, target_out_ids):
+        pad = tf.constant(PAD_ID, tf.int32)
         return (
-            {name: tf.gather(rows, order) for name, rows in features.items()},
-            tf.gather(target_out_ids, order),
+            {name: rows.to_tensor(default_value=pad) for name, rows in features.items()},
+            target_out_ids.to_tensor(default_value=pad),
         )
 
-    dataset = dataset.ragged_batch(pool_batches * batch_size).map(sort_pool).unbatch()
-    # The unbatched rows are ragged tensors of rank 0 (a dense tensor each in a map):
-    # padded_batch takes dense tensors.
-    dataset = dataset.map(lambda *pair: tf.nest.map_structure(tf.identity, pair))
-    dataset = dataset.padded_batch(
-        batch_size,
-        padded_shapes=_PADDED_SHAPES,
-        padding_values=_padding_values(),
-        drop_remainder=drop_remainder,
-    )
+    pool = pool_batches * batch_size
+    dataset = dataset.rebatch(pool) if chunked else dataset.ragged_batch(pool)
+    dataset = dataset.map(sorted_batches).unbatch()
+    if drop_remainder:
+        dataset = dataset.filter(lambda _, y: y.nrows() == batch_size)
+    dataset = dataset.map(padded)
     if shuffle:  # else the batches of a pool come shortest first
         dataset = dataset.shuffle(pool_batches, seed=seed, reshuffle_each_iteration=True)
     return dataset

@@ -111,14 +111,21 @@ def read_tsv(path):
     """
     column0, column1 = [], []
     for number, line in enumerate(read_raw_lines(path), start=1):
-        fields = line.split("\t")
-        if len(fields) == 3 and fields[2].startswith("CC-BY"):
-            fields = fields[:2]
-        if len(fields) != 2:
-            raise ValueError(
-                f"{path}, line {number}: expected exactly one tab (source<TAB>target), found "
-                f"{len(fields) - 1}: {line[:80]!r}."
-            )
-        column0.append(fields[0].strip())
-        column1.append(fields[1].strip())
+        first, second = tsv_fields(line, path, number)
+        column0.append(first.strip())
+        column1.append(second.strip())
     return drop_empty(column0, column1, os.fspath(path))
+
+
+def tsv_fields(line, path, number):
+    """The two columns of TSV line `number` of `path` (a third `CC-BY ...` column is
+    dropped); raises ValueError naming file and line unless it has exactly one tab."""
+    fields = line.split("\t")
+    if len(fields) == 3 and fields[2].startswith("CC-BY"):
+        fields = fields[:2]
+    if len(fields) != 2:
+        raise ValueError(
+            f"{path}, line {number}: expected exactly one tab (source<TAB>target), found "
+            f"{len(fields) - 1}: {line[:80]!r}."
+        )
+    return fields

@@ -30,12 +30,14 @@ import random
 import tensorflow as tf
 
 from zoo.data.errors import MissingDataError
+from zoo.data.readers import tsv_fields
 from zoo.data.tfds_corpus import SPLIT_NAMES
 
 KINDS = ("parallel", "tsv", "tfds")
 # The readers' control characters (Unicode category Cc without tab, LF and CR), in RE2.
 _CONTROL = r"[\x{00}-\x{08}\x{0b}\x{0c}\x{0e}-\x{1f}\x{7f}-\x{9f}]"
 _BOM = "\ufeff"
+RECORD_BATCH = 1024  # records normalised (and tokenized) together
 
 
 @dataclasses.dataclass(frozen=True)
@@ -84,9 +86,10 @@ class StreamedCorpus:
             return {"tfds": [list(f) for f in self.files]}
         return {p: [os.path.getsize(p), int(os.path.getmtime(p))] for p in self.paths()}
 
-    def lines(self, num_shards=1, index=0):
-        """`tf.data.Dataset` of (source, target) `tf.string` scalars: this worker's share of
-        the pairs (see the module docstring), normalised, none with an empty side."""
+    def records(self, num_shards=1, index=0):
+        """`tf.data.Dataset` of this worker's raw records (see the module docstring on
+        sharding), one per pair: a (source, target) pair of `tf.string` scalars, or the line
+        of a TSV file. `pairs_of` turns a batch of them into normalised sentences."""
         num_shards, index = int(num_shards), int(index)
         if not 0 <= index < num_shards:
             raise ValueError(f"Shard index must be in [0, {num_shards}), got {index}.")
@@ -97,9 +100,29 @@ class StreamedCorpus:
         dataset = _concatenate([self._read(f) for f in files])
         if num_shards > 1 and not by_file:
             dataset = dataset.shard(num_shards, index)
-        return dataset.filter(
-            lambda s, t: tf.logical_and(tf.strings.length(s) > 0, tf.strings.length(t) > 0)
-        )
+        return dataset
+
+    def pairs_of(self, *records):
+        """A batch of `records` (as a map function receives them) -> (sources (B,), targets
+        (B,)) `tf.string`, normalised as the readers do (empty sentences are kept)."""
+        if self.kind != "tsv":
+            source, target = records
+            return _normalised(source), _normalised(target)
+        fields = tf.strings.split(records[0], "\t", maxsplit=2).to_tensor(default_value="")
+        first, second = _normalised(fields[:, 0]), _normalised(fields[:, 1])
+        return (second, first) if self.swap else (first, second)
+
+    def lines(self, num_shards=1, index=0):
+        """`tf.data.Dataset` of (source, target) `tf.string` scalars: this worker's share of
+        the pairs, normalised, none with an empty side."""
+
+        def nonempty(*records):
+            source, target = self.pairs_of(*records)
+            keep = (tf.strings.length(source) > 0) & (tf.strings.length(target) > 0)
+            return tf.boolean_mask(source, keep), tf.boolean_mask(target, keep)
+
+        batches = self.records(num_shards, index).batch(RECORD_BATCH)
+        return batches.map(nonempty, num_parallel_calls=tf.data.AUTOTUNE).unbatch()
 
     def _read(self, entry):
         if self.kind == "tfds":
@@ -108,21 +131,11 @@ class StreamedCorpus:
             name, split = entry
             dataset = tfds.load(name, split=split, data_dir=self.tfds_data_dir)
             source, target = self.source_lang, self.target_lang
-            return dataset.map(lambda example: (example[source], example[target])).map(
-                lambda s, t: (_normalised(s), _normalised(t))
-            )
+            return dataset.map(lambda example: (example[source], example[target]))
         if self.kind == "parallel":
             source_path, target_path = entry
-            return tf.data.Dataset.zip(_text_lines(source_path), _text_lines(target_path)).map(
-                lambda s, t: (_normalised(s), _normalised(t))
-            )
-
-        def columns(line):
-            fields = tf.strings.split(line, "\t", maxsplit=2)
-            first, second = _normalised(fields[0]), _normalised(fields[1])
-            return (second, first) if self.swap else (first, second)
-
-        return _text_lines(entry).map(columns)
+            return tf.data.Dataset.zip(_text_lines(source_path), _text_lines(target_path))
+        return _text_lines(entry)
 
     def sample(self, count, seed=0):
         """A seeded uniform sample of at most `count` pairs (reservoir sampling over one
@@ -189,15 +202,7 @@ def check(corpus):
     for path in corpus.files:
         with _open_binary(path) as f:
             for number, raw in enumerate(f, start=1):
-                line = _check_utf8(raw.rstrip(b"\r\n"), path, number)
-                fields = line.split("\t")
-                if len(fields) == 3 and fields[2].startswith("CC-BY"):
-                    fields = fields[:2]
-                if len(fields) != 2:
-                    raise ValueError(
-                        f"{path}, line {number}: expected exactly one tab (source<TAB>target), "
-                        f"found {len(fields) - 1}: {line[:80]!r}."
-                    )
+                tsv_fields(_check_utf8(raw.rstrip(b"\r\n"), path, number), path, number)
                 total += 1
     return total
 
