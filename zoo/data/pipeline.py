@@ -17,7 +17,7 @@ from zoo.constants import END_ID, PAD_ID, START_ID
 
 logger = logging.getLogger("zoo.data")
 
-_CHUNK = 1024
+TOKENIZE_BATCH = 1024  # sentences tokenized together (here and in zoo.data.stream_pipeline)
 BATCHINGS = ("pools", "buckets", "plain")
 
 
@@ -47,7 +47,7 @@ def encode_target(tokenizer, strings):
 def token_lengths(tokenizer, sentences):
     """NumPy int array: the number of tokens of each sentence (tokenized in a tf.data graph)."""
     dataset = tf.data.Dataset.from_tensor_slices(tf.constant(list(sentences), tf.string))
-    dataset = dataset.batch(_CHUNK).map(
+    dataset = dataset.batch(TOKENIZE_BATCH).map(
         lambda s: tokenizer.tokenize(s).row_lengths(), num_parallel_calls=tf.data.AUTOTUNE
     )
     lengths = [chunk for chunk in dataset.as_numpy_iterator()]
@@ -159,23 +159,21 @@ def make_dataset(
     if shuffle:
         buffer = len(indices) if shuffle_buffer is None else shuffle_buffer
         dataset = dataset.shuffle(buffer, seed=seed, reshuffle_each_iteration=True)
+    longest = int(lengths.max())
     if batching == "pools":
         dataset = _sorted_pools(
-            dataset, batch_size, pool_batches, int(lengths.max()), drop_remainder, shuffle, seed
+            dataset, batch_size, pool_batches, longest, drop_remainder, shuffle, seed
         )
         counts, sizes = [len(indices)], [batch_size]
     elif batching == "buckets":
-        dataset, counts, sizes = _buckets(
-            dataset, lengths, batch_size, bucket_width, token_budget, drop_remainder
+        dataset, boundaries, sizes = _bucketed(
+            dataset, longest, batch_size, bucket_width, token_budget, drop_remainder
         )
+        counts = bucket_counts(np.bincount(lengths), boundaries, len(sizes))
     else:
-        dataset = dataset.padded_batch(
-            batch_size, padded_shapes=_PADDED_SHAPES, padding_values=_padding_values(),
-            drop_remainder=drop_remainder,
-        )  # fmt: skip
+        dataset = _plain_batches(dataset, batch_size, drop_remainder)
         counts, sizes = [len(indices)], [batch_size]
-    rounding = math.floor if drop_remainder else math.ceil
-    steps = sum(rounding(int(c) / s) for c, s in zip(counts, sizes, strict=True))
+    steps = epoch_steps(counts, sizes, drop_remainder)
     dataset = dataset.apply(tf.data.experimental.assert_cardinality(steps))
     return dataset.prefetch(tf.data.AUTOTUNE)
 
@@ -201,35 +199,49 @@ def _check_batching(batching, token_budget):
         )
 
 
+def usable(source_lengths, target_lengths, max_length):
+    """The rule of which pairs train, on their token counts (NumPy arrays): returns boolean
+    arrays (keep, empty, too_long); empty: no token on a side; too_long: more than
+    `max_length` tokens on a side (never with max_length=None)."""
+    empty = (source_lengths == 0) | (target_lengths == 0)
+    too_long = np.zeros_like(empty)
+    if max_length is not None:
+        too_long = ~empty & ((source_lengths > max_length) | (target_lengths > max_length))
+    return ~(empty | too_long), empty, too_long
+
+
+def report_usable(what, pairs, kept, too_long, empty, max_length):
+    """Logs (WARNING, logger "zoo.data") what `usable` dropped; raises ValueError when no
+    pair of `pairs` is left."""
+    if kept < pairs:
+        logger.warning(
+            "%s: kept %d of %d pairs; dropped %d with more than max_length=%s tokens and %d "
+            "with no tokens.",
+            what,
+            kept,
+            pairs,
+            too_long,
+            max_length,
+            empty,
+        )
+    if pairs and kept == 0:
+        raise ValueError(
+            f"{what}: none of the {pairs} pairs is usable: {too_long} have more than "
+            f"max_length={max_length} tokens on a side and {empty} have no tokens on a side."
+        )
+
+
 def _usable_pairs(sources, targets, source_tokenizer, target_tokenizer, max_length):
     """The indices of the pairs kept (no empty side, none longer than `max_length` tokens)
     and their lengths max(|x|, |y| + 1); logs what was dropped, raises when nothing is left."""
     source_lengths = token_lengths(source_tokenizer, sources)
     target_lengths = token_lengths(target_tokenizer, targets)
-    empty = (source_lengths == 0) | (target_lengths == 0)
-    too_long = np.zeros_like(empty)
-    if max_length is not None:
-        too_long = ~empty & ((source_lengths > max_length) | (target_lengths > max_length))
-    keep = ~(empty | too_long)
-    kept = int(keep.sum())
-    if kept < len(sources):
-        logger.warning(
-            "make_dataset: kept %d of %d pairs; dropped %d with more than max_length=%s tokens "
-            "and %d with no tokens.",
-            kept,
-            len(sources),
-            int(too_long.sum()),
-            max_length,
-            int(empty.sum()),
-        )
+    keep, empty, too_long = usable(source_lengths, target_lengths, max_length)
+    what = "make_dataset"
+    report_usable(what, len(sources), int(keep.sum()), int(too_long.sum()), int(empty.sum()),
+                  max_length)  # fmt: skip
     if not sources:
         raise ValueError("make_dataset received no sentence pairs (empty lists).")
-    if kept == 0:
-        raise ValueError(
-            f"make_dataset: none of the {len(sources)} pairs is usable: {int(too_long.sum())} "
-            f"have more than max_length={max_length} tokens on a side and {int(empty.sum())} "
-            "have no tokens on a side."
-        )
     indices = np.flatnonzero(keep)
     return indices, np.maximum(source_lengths[indices], target_lengths[indices] + 1)
 
@@ -245,7 +257,7 @@ def _tokenized(sources, targets, source_tokenizer, target_tokenizer, determinist
     def tokenize(source, target):
         return (source_tokenizer.tokenize(source), *_target_rows(target_tokenizer, target))
 
-    dataset = dataset.batch(_CHUNK).map(
+    dataset = dataset.batch(TOKENIZE_BATCH).map(
         tokenize, num_parallel_calls=tf.data.AUTOTUNE, deterministic=deterministic
     )
     return dataset.unbatch().map(
@@ -253,10 +265,9 @@ def _tokenized(sources, targets, source_tokenizer, target_tokenizer, determinist
     )
 
 
-def _buckets(dataset, lengths, batch_size, bucket_width, token_budget, drop_remainder):
-    """Length buckets of `bucket_width` tokens; returns (dataset, pairs and batch size per
-    bucket)."""
-    longest = int(lengths.max())
+def _bucketed(dataset, longest, batch_size, bucket_width, token_budget, drop_remainder):
+    """Length buckets of `bucket_width` tokens for pairs whose length key max(|x|, |y| + 1)
+    is at most `longest`; returns (dataset, boundaries, batch size per bucket)."""
     boundaries = _bucket_boundaries(longest, bucket_width)
     sizes = _batch_sizes(boundaries, longest, batch_size, token_budget)
     dataset = dataset.bucket_by_sequence_length(
@@ -269,8 +280,27 @@ def _buckets(dataset, lengths, batch_size, bucket_width, token_budget, drop_rema
         padding_values=_padding_values(),
         drop_remainder=drop_remainder,
     )
-    bucket_of = np.searchsorted(np.asarray(boundaries, np.int64), lengths, side="right")
-    return dataset, np.bincount(bucket_of, minlength=len(sizes)), sizes
+    return dataset, boundaries, sizes
+
+
+def bucket_counts(histogram, boundaries, buckets):
+    """Pairs per bucket, from `histogram` (pairs per length key)."""
+    bucket_of = np.searchsorted(np.asarray(boundaries, np.int64), np.arange(len(histogram)),
+                                side="right")  # fmt: skip
+    return np.bincount(bucket_of, weights=histogram, minlength=buckets).astype(np.int64)
+
+
+def epoch_steps(counts, sizes, drop_remainder):
+    """Batches per epoch for `counts[i]` pairs cut in batches of `sizes[i]`."""
+    rounding = math.floor if drop_remainder else math.ceil
+    return sum(rounding(int(c) / s) for c, s in zip(counts, sizes, strict=True))
+
+
+def _plain_batches(dataset, batch_size, drop_remainder):
+    return dataset.padded_batch(
+        batch_size, padded_shapes=_PADDED_SHAPES, padding_values=_padding_values(),
+        drop_remainder=drop_remainder,
+    )  # fmt: skip
 
 
 def _sorted_pools(

@@ -16,26 +16,25 @@ pair and counts the kept and dropped ones (and the length histogram the buckets 
 beside the vocabulary, so later runs start at once.
 """
 
-import logging
-import math
-
 import numpy as np
 import tensorflow as tf
 
 from zoo.checks import check_int
 from zoo.data.pipeline import (
-    _CHUNK,
-    _PADDED_SHAPES,
+    TOKENIZE_BATCH,
     _batch_sizes,
     _bucket_boundaries,
+    _bucketed,
     _check_batching,
-    _padding_values,
+    _plain_batches,
     _sorted_pools,
     _target_rows,
+    bucket_counts,
+    epoch_steps,
+    report_usable,
+    usable,
 )
-from zoo.data.streaming import RECORD_BATCH, check
-
-logger = logging.getLogger("zoo.data")
+from zoo.data.streaming import check
 
 DEFAULT_SHUFFLE_BUFFER = 100_000
 _UNBOUNDED = 1024  # the pools' sort key for max_length=None: lengths below this
@@ -51,8 +50,7 @@ def count_stream(corpus, source_tokenizer, target_tokenizer, max_length, num_sha
     """
     max_length = check_int("count_stream", "max_length", max_length, allow_none=True)
     check(corpus)
-    lines = corpus.lines(num_shards, index).batch(_CHUNK)
-    lengths = lines.map(
+    lengths = corpus.pair_batches(num_shards, index).map(
         lambda s, t: (
             source_tokenizer.tokenize(s).row_lengths(),
             target_tokenizer.tokenize(t).row_lengths(),
@@ -63,11 +61,7 @@ def count_stream(corpus, source_tokenizer, target_tokenizer, max_length, num_sha
     counts = {"pairs": 0, "kept": 0, "too_long": 0, "empty": 0}
     histogram = np.zeros([0], np.int64)
     for source_lengths, target_lengths in lengths.as_numpy_iterator():
-        empty = (source_lengths == 0) | (target_lengths == 0)
-        too_long = np.zeros_like(empty)
-        if max_length is not None:
-            too_long = ~empty & ((source_lengths > max_length) | (target_lengths > max_length))
-        keep = ~(empty | too_long)
+        keep, empty, too_long = usable(source_lengths, target_lengths, max_length)
         key = np.maximum(source_lengths[keep], target_lengths[keep] + 1)
         chunk = np.bincount(key, minlength=len(histogram))
         if len(chunk) > len(histogram):
@@ -87,38 +81,19 @@ def report_drops(counts, what):
     raises ValueError when nothing is left."""
     if counts["pairs"] == 0:
         raise ValueError(f"{what}: the stream holds no sentence pairs.")
-    if counts["kept"] == 0:
-        raise ValueError(
-            f"{what}: none of the {counts['pairs']} pairs is usable: {counts['too_long']} have "
-            f"more than max_length={counts['max_length']} tokens on a side and "
-            f"{counts['empty']} have no tokens on a side."
-        )
-    if counts["kept"] < counts["pairs"]:
-        logger.warning(
-            "%s: kept %d of %d pairs; dropped %d with more than max_length=%s tokens and %d "
-            "with no tokens.",
-            what,
-            counts["kept"],
-            counts["pairs"],
-            counts["too_long"],
-            counts["max_length"],
-            counts["empty"],
-        )
+    report_usable(what, counts["pairs"], counts["kept"], counts["too_long"], counts["empty"],
+                  counts["max_length"])  # fmt: skip
 
 
 def stream_steps(counts, batch_size, batching="pools", bucket_width=2, drop_remainder=False):
     """Batches per epoch of `stream_dataset` for the `counts` of `count_stream`."""
-    rounding = math.floor if drop_remainder else math.ceil
     if batching != "buckets":
-        return rounding(counts["kept"] / batch_size)
-    histogram = np.asarray(counts["histogram"], np.int64)
+        return epoch_steps([counts["kept"]], [batch_size], drop_remainder)
     longest = _longest(counts)
     boundaries = _bucket_boundaries(longest, bucket_width)
     sizes = _batch_sizes(boundaries, longest, batch_size, None)
-    lengths = np.arange(len(histogram))
-    bucket_of = np.searchsorted(np.asarray(boundaries, np.int64), lengths, side="right")
-    per_bucket = np.bincount(bucket_of, weights=histogram, minlength=len(sizes))
-    return sum(rounding(int(c) / s) for c, s in zip(per_bucket, sizes, strict=True))
+    histogram = np.asarray(counts["histogram"], np.int64)
+    return epoch_steps(bucket_counts(histogram, boundaries, len(sizes)), sizes, drop_remainder)
 
 
 def _longest(counts):
@@ -196,22 +171,9 @@ def stream_dataset(
     else:  # unbatched ragged rows are rank-0 ragged tensors; padded_batch takes dense ones
         dataset = dataset.unbatch().map(lambda *pair: tf.nest.map_structure(tf.identity, pair))
     if batching == "buckets":
-        boundaries = _bucket_boundaries(longest, bucket_width)
-        dataset = dataset.bucket_by_sequence_length(
-            lambda features, _: tf.maximum(
-                tf.shape(features["source_ids"])[0], tf.shape(features["target_ids"])[0]
-            ),
-            bucket_boundaries=boundaries,
-            bucket_batch_sizes=_batch_sizes(boundaries, longest, batch_size, None),
-            padded_shapes=_PADDED_SHAPES,
-            padding_values=_padding_values(),
-            drop_remainder=drop_remainder,
-        )
+        dataset, _, _ = _bucketed(dataset, longest, batch_size, bucket_width, None, drop_remainder)
     elif batching == "plain":
-        dataset = dataset.padded_batch(
-            batch_size, padded_shapes=_PADDED_SHAPES, padding_values=_padding_values(),
-            drop_remainder=drop_remainder,
-        )  # fmt: skip
+        dataset = _plain_batches(dataset, batch_size, drop_remainder)
     if counts is not None:
         steps = stream_steps(counts, batch_size, batching, bucket_width, drop_remainder)
         dataset = dataset.apply(tf.data.experimental.assert_cardinality(steps))
@@ -221,7 +183,7 @@ def stream_dataset(
 def _tokenized_stream(
     corpus, records, source_tokenizer, target_tokenizer, max_length, deterministic
 ):
-    """Raw records -> chunks (ragged batches of up to RECORD_BATCH rows) of the usable pairs
+    """Raw records -> chunks (ragged batches of up to TOKENIZE_BATCH rows) of the usable pairs
     as `({"source_ids", "target_ids"}, target_out_ids)`: normalised, tokenized and filtered
     by length a chunk at a time."""
 
@@ -230,12 +192,12 @@ def _tokenized_stream(
         x = source_tokenizer.tokenize(sources)
         y_in, y_out = _target_rows(target_tokenizer, targets)
         source_lengths, target_lengths = x.row_lengths(), y_out.row_lengths() - 1
-        keep = (source_lengths > 0) & (target_lengths > 0)
+        keep = (source_lengths > 0) & (target_lengths > 0)  # `usable`'s rule, in the graph
         if max_length is not None:
             keep &= (source_lengths <= max_length) & (target_lengths <= max_length)
         x, y_in, y_out = (tf.ragged.boolean_mask(rows, keep) for rows in (x, y_in, y_out))
         return {"source_ids": x, "target_ids": y_in}, y_out
 
-    return records.batch(RECORD_BATCH).map(
+    return records.batch(TOKENIZE_BATCH).map(
         tokenize, num_parallel_calls=tf.data.AUTOTUNE, deterministic=deterministic
     )

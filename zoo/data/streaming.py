@@ -30,6 +30,7 @@ import random
 import tensorflow as tf
 
 from zoo.data.errors import MissingDataError
+from zoo.data.pipeline import TOKENIZE_BATCH
 from zoo.data.readers import tsv_fields
 from zoo.data.tfds_corpus import SPLIT_NAMES
 
@@ -37,7 +38,6 @@ KINDS = ("parallel", "tsv", "tfds")
 # The readers' control characters (Unicode category Cc without tab, LF and CR), in RE2.
 _CONTROL = r"[\x{00}-\x{08}\x{0b}\x{0c}\x{0e}-\x{1f}\x{7f}-\x{9f}]"
 _BOM = "\ufeff"
-RECORD_BATCH = 1024  # records normalised (and tokenized) together
 
 
 @dataclasses.dataclass(frozen=True)
@@ -112,17 +112,21 @@ class StreamedCorpus:
         first, second = _normalised(fields[:, 0]), _normalised(fields[:, 1])
         return (second, first) if self.swap else (first, second)
 
-    def lines(self, num_shards=1, index=0):
-        """`tf.data.Dataset` of (source, target) `tf.string` scalars: this worker's share of
-        the pairs, normalised, none with an empty side."""
+    def pair_batches(self, num_shards=1, index=0):
+        """`tf.data.Dataset` of (sources (B,), targets (B,)) `tf.string` batches of up to
+        TOKENIZE_BATCH pairs: this worker's share, normalised, none with an empty side."""
 
         def nonempty(*records):
             source, target = self.pairs_of(*records)
             keep = (tf.strings.length(source) > 0) & (tf.strings.length(target) > 0)
             return tf.boolean_mask(source, keep), tf.boolean_mask(target, keep)
 
-        batches = self.records(num_shards, index).batch(RECORD_BATCH)
-        return batches.map(nonempty, num_parallel_calls=tf.data.AUTOTUNE).unbatch()
+        batches = self.records(num_shards, index).batch(TOKENIZE_BATCH)
+        return batches.map(nonempty, num_parallel_calls=tf.data.AUTOTUNE)
+
+    def lines(self, num_shards=1, index=0):
+        """`pair_batches` one pair at a time: (source, target) `tf.string` scalars."""
+        return self.pair_batches(num_shards, index).unbatch()
 
     def _read(self, entry):
         if self.kind == "tfds":
@@ -143,7 +147,7 @@ class StreamedCorpus:
         rng = random.Random(seed)
         sources, targets = [], []
         seen = 0
-        for source, target in self.lines().batch(4096).as_numpy_iterator():
+        for source, target in self.pair_batches().as_numpy_iterator():
             for s, t in zip(source, target, strict=True):
                 if seen < count:
                     sources.append(s)
@@ -311,7 +315,7 @@ def materialise(stream):
 
     check(stream)
     sources, targets = [], []
-    for source, target in stream.lines().batch(4096).as_numpy_iterator():
+    for source, target in stream.pair_batches().as_numpy_iterator():
         sources.extend(s.decode("utf-8") for s in source)
         targets.extend(t.decode("utf-8") for t in target)
     if not sources:

@@ -18,6 +18,7 @@ import shutil
 import tensorflow as tf
 
 from zoo.data import (
+    StreamedCorpus,
     count_stream,
     load_corpus,
     make_dataset,
@@ -92,7 +93,7 @@ def load_splits(args, say):
 def _tokenizer_sentences(args, train, say):
     """The sentences each tokenizer trains on: all of an in-memory split, else a seeded
     sample of at most --tokenizer-sample pairs (both in memory and streamed)."""
-    if hasattr(train, "lines"):  # a StreamedCorpus
+    if isinstance(train, StreamedCorpus):
         say(f"Tokenizers: sampling at most {args.tokenizer_sample:,} pairs of the stream")
         return train.sample(args.tokenizer_sample, seed=args.seed)
     if len(train) <= args.tokenizer_sample:
@@ -130,15 +131,17 @@ def tokenizers(args, train, out, chief, say):
     return made
 
 
+def _vocabulary(tokenizer):
+    """The tokens of ids 0 .. vocab_size - 1, as bytes."""
+    return list(tokenizer.id_to_token(tf.range(tokenizer.vocab_size, dtype=tf.int32)).numpy())
+
+
 def _vocabulary_hash(tokenizer):
-    ids = tf.range(tokenizer.vocab_size, dtype=tf.int32)
-    return hashlib.sha1(b"\n".join(tokenizer.id_to_token(ids).numpy())).hexdigest()
+    return hashlib.sha1(b"\n".join(_vocabulary(tokenizer))).hexdigest()
 
 
 def _write_vocabulary(tokenizer, path):
-    ids = tf.range(tokenizer.vocab_size, dtype=tf.int32)
-    tokens = [t.decode("utf-8", "replace") for t in tokenizer.id_to_token(ids).numpy()]
-    write_lines(path, tokens)
+    write_lines(path, [t.decode("utf-8", "replace") for t in _vocabulary(tokenizer)])
 
 
 def pipelines(args, train, val, tokenizers, out, say):
@@ -150,7 +153,7 @@ def pipelines(args, train, val, tokenizers, out, say):
         )
 
     val_data = dataset(val, max_length=None, shuffle=False, batching="plain")
-    if hasattr(train, "lines"):
+    if isinstance(train, StreamedCorpus):
         return _streamed(args, train, tokenizers, out, say, val_data)
 
     def epoch_data(epoch):  # seeded per epoch: a resumed run sees the same batches
