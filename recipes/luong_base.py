@@ -37,6 +37,7 @@ def build_model(args, source_vocab_size, target_vocab_size):
         dropout=hp["dropout"],
         reverse_source=hp["reverse_source"],
         init_scale=hp["init_scale"],
+        bidirectional=hp["bidirectional"],
         name="encoder",
     )
     decoder = LuongDecoder(

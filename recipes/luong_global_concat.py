@@ -39,6 +39,7 @@ def build_model(args, source_vocab_size, target_vocab_size):
         dropout=hp["dropout"],
         reverse_source=hp["reverse_source"],
         init_scale=hp["init_scale"],
+        bidirectional=hp["bidirectional"],
         name="encoder",
     )
     attention = LuongAttention(score="concat", init_scale=hp["init_scale"], name="attention")

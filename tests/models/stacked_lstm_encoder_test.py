@@ -55,3 +55,37 @@ def test_uniform_init_and_config_and_errors():
         StackedLSTMEncoder(20, 4, 3, dropout=1.5)
     with pytest.raises(ValueError, match="init_scale"):
         StackedLSTMEncoder(20, 4, 3, init_scale=-1.0)
+
+
+def test_bidirectional_first_layer_equals_two_lstms_read_each_way():
+    """Layer 1 = [LSTM forwards; LSTM backwards over each sentence alone], layer 2 reads it;
+    with a reversed source the memory is still aligned with source positions."""
+    source = np.array([[5, 6, 7, 8], [9, 10, 0, 0]], "int32")
+    for reverse_source in (False, True):
+        encoder = StackedLSTMEncoder(
+            20, 6, 8, num_layers=2, bidirectional=True, reverse_source=reverse_source
+        )
+        memory, _, states = encoder(source)
+        assert memory.shape == (2, 4, 8) and [s.shape for s in states] == [(2, 8)] * 4
+        forward, backward, top = encoder.lstms
+        for b, n in enumerate([4, 2]):
+            ids = source[b : b + 1, :n][:, ::-1] if reverse_source else source[b : b + 1, :n]
+            embedded = encoder.embedding(ids)
+            fwd, fwd_h, fwd_c = forward(embedded)
+            bwd, bwd_h, bwd_c = backward(embedded[:, ::-1])
+            layer_1 = np.concatenate([fwd[0], np.asarray(bwd[0])[::-1]], axis=-1)
+            expected, h_2, c_2 = top(layer_1[None])
+            expected = np.asarray(expected[0])
+            np.testing.assert_allclose(
+                memory[b, :n], expected[::-1] if reverse_source else expected, atol=1e-5
+            )
+            np.testing.assert_allclose(states[0][b], np.concatenate([fwd_h[0], bwd_h[0]]), atol=1e-5)
+            np.testing.assert_allclose(states[1][b], np.concatenate([fwd_c[0], bwd_c[0]]), atol=1e-5)
+            np.testing.assert_allclose(states[2][b], h_2[0], atol=1e-5)
+            np.testing.assert_allclose(states[3][b], c_2[0], atol=1e-5)
+            np.testing.assert_array_equal(memory[b, n:], 0.0)
+    assert [w.path.split("/")[1] for w in encoder.weights[1:4]] == ["lstm_1_forward"] * 3
+    again = keras.saving.deserialize_keras_object(keras.saving.serialize_keras_object(encoder))
+    assert again.get_config() == encoder.get_config() and again.bidirectional
+    with pytest.raises(ValueError, match="units must be even; got units=7"):
+        StackedLSTMEncoder(20, 4, 7, bidirectional=True)

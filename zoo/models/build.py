@@ -124,6 +124,7 @@ def build_luong(
     num_layers,
     dropout,
     reverse_source,
+    bidirectional,
     init_scale,
     attention,
     score,
@@ -144,6 +145,7 @@ def build_luong(
         dropout=dropout,
         reverse_source=reverse_source,
         init_scale=init_scale,
+        bidirectional=bidirectional,
         name="encoder",
     )
     decoder = LuongDecoder(

@@ -8,11 +8,13 @@ Sizes:
   bench/RESULTS.md); Luong: embeddings 256,
   2 LSTM layers of 512, dropout 0.2, D = 10, uniform init in [-0.1, 0.1] as in the paper:
   with the Keras defaults (Glorot, orthogonal) the LSTMs sat ~150 steps longer on a
-  unigram-level plateau, bench/RESULTS.md).
+  unigram-level plateau, bench/RESULTS.md; a bidirectional first encoder layer, 256 per
+  direction, which the paper does not have: bench/RESULTS.md, session 11).
 - `paper`: the papers' sizes. Bahdanau et al. 2014 appendix A.2/B: 620-dim embeddings, 1000
   hidden units (per direction in the encoder), alignment model n' = 1000, maxout 500,
   30k vocabularies. Luong et al. 2015 §4.1: 4 LSTM layers of 1000 cells, 1000-dim
-  embeddings, dropout 0.2, uniform init in [-0.1, 0.1], D = 10, reversed source, 50k
+  embeddings, dropout 0.2, uniform init in [-0.1, 0.1], D = 10, reversed source, a
+  unidirectional encoder, 50k
   vocabularies (pass the vocabulary sizes to `build`).
 
 `location` attention scores a fixed number of source positions: max_length = 32 (tiny),
@@ -75,6 +77,7 @@ def _luong_sizes(size):
             num_layers=2,
             dropout=0.2,
             reverse_source=True,
+            bidirectional=True,
             init_scale=0.0,
             window=10,
             max_length=32,
@@ -86,6 +89,7 @@ def _luong_sizes(size):
             num_layers=2,
             dropout=0.2,
             reverse_source=True,
+            bidirectional=True,
             init_scale=0.1,
             window=10,
             max_length=100,
@@ -96,6 +100,7 @@ def _luong_sizes(size):
         num_layers=4,
         dropout=0.2,
         reverse_source=True,
+        bidirectional=False,
         init_scale=0.1,
         window=10,
         max_length=100,

@@ -13,8 +13,14 @@ from zoo.models.reversal import lengths_from_mask, reverse_padded
 
 @keras.saving.register_keras_serializable(package="zoo")
 class StackedLSTMEncoder(keras.layers.Layer):
-    """Stacked unidirectional LSTM encoder: Luong et al. 2015, §2 (stacking LSTM layers,
-    fig. 1) and §4.1 (1-4 layers, source reversal, dropout 0.2, uniform init in [-0.1, 0.1]).
+    """Stacked LSTM encoder: Luong et al. 2015, §2 (stacking LSTM layers, fig. 1) and §4.1
+    (1-4 layers, source reversal, dropout 0.2, uniform init in [-0.1, 0.1]).
+
+    With `bidirectional=True` (not the paper's: its encoder reads one way) layer 1 is two
+    LSTMs of units / 2, one reading the sentence forwards and one backwards, whose states are
+    concatenated, [fwd_h_j; bwd_h_j], as in Bahdanau et al. 2014 §3.2 and OpenNMT's `brnn`
+    encoder; its final states are the two directions' final states concatenated. Layers 2..L
+    read that sequence as before, so every size the decoder sees stays `units`.
 
     With `reverse_source=True` each sentence is reversed within its own length before the
     LSTMs read it (Sutskever et al. 2014), and the top layer's outputs are reversed back, so
@@ -32,6 +38,7 @@ class StackedLSTMEncoder(keras.layers.Layer):
         reverse_source: read each sentence backwards (within its length).
         init_scale: > 0 draws embeddings and LSTM kernels uniformly in [-init_scale,
             init_scale] (the paper: 0.1); 0 keeps the Keras defaults.
+        bidirectional: layer 1 reads both ways (units / 2 per direction; units must be even).
 
     Call: `memory, source_mask, encoder_states = encoder(source_ids, training=None)`
         memory (B, Ts, units): top layer states aligned with source positions (zeros at
@@ -53,6 +60,7 @@ class StackedLSTMEncoder(keras.layers.Layer):
         dropout=0.0,
         reverse_source=False,
         init_scale=0.0,
+        bidirectional=False,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -69,6 +77,12 @@ class StackedLSTMEncoder(keras.layers.Layer):
         self.reverse_source = bool(reverse_source)
         self.init_scale = float(init_scale)
         uniform_or_default(self.init_scale, None)  # validates init_scale
+        self.bidirectional = bool(bidirectional)
+        if self.bidirectional and units % 2:
+            raise ValueError(
+                f"{name}: a bidirectional layer 1 has units / 2 per direction, so units must "
+                f"be even; got units={units}."
+            )
         self.embedding = keras.layers.Embedding(
             vocab_size,
             embedding_dim,
@@ -76,43 +90,55 @@ class StackedLSTMEncoder(keras.layers.Layer):
             dtype=self.dtype_policy,
             name="E",
         )
-        self.lstms = [
-            keras.layers.LSTM(
-                units,
-                return_sequences=True,
-                return_state=True,
-                kernel_initializer=uniform_or_default(self.init_scale, "glorot_uniform"),
-                recurrent_initializer=uniform_or_default(self.init_scale, "orthogonal"),
-                dtype=self.dtype_policy,
-                name=f"lstm_{i + 1}",
-            )
-            for i in range(num_layers)
+        first = [("lstm_1_forward", units // 2), ("lstm_1_backward", units // 2)]
+        layers = (first if self.bidirectional else [("lstm_1", units)]) + [
+            (f"lstm_{i + 1}", units) for i in range(1, num_layers)
         ]
+        self.lstms = [self._lstm(layer_name, layer_units) for layer_name, layer_units in layers]
         # dropouts[0] on the embeddings (layer 1's input), dropouts[i] on layer i+1's input.
         self.dropouts = [
             keras.layers.Dropout(self.dropout, dtype=self.dtype_policy, name=f"dropout_{i}")
             for i in range(num_layers)
         ]
 
+    def _lstm(self, name, units):
+        return keras.layers.LSTM(
+            units,
+            return_sequences=True,
+            return_state=True,
+            kernel_initializer=uniform_or_default(self.init_scale, "glorot_uniform"),
+            recurrent_initializer=uniform_or_default(self.init_scale, "orthogonal"),
+            dtype=self.dtype_policy,
+            name=name,
+        )
+
     def build(self, source_ids_shape):
         check_ids_rank(type(self).__name__, "source_ids", source_ids_shape)
         self.embedding.build(source_ids_shape)
         batch, length = source_ids_shape
-        self.lstms[0].build((batch, length, self.embedding_dim))
-        for lstm in self.lstms[1:]:
+        first = 2 if self.bidirectional else 1
+        for lstm in self.lstms[:first]:
+            lstm.build((batch, length, self.embedding_dim))
+        for lstm in self.lstms[first:]:
             lstm.build((batch, length, self.units))
 
     def call(self, source_ids, training=None):
         source_ids = ops.cast(source_ids, "int32")
         mask = ops.not_equal(source_ids, PAD_ID)  # (B, Ts)
+        lengths = lengths_from_mask(mask)
         if self.reverse_source:
-            lengths = lengths_from_mask(mask)
             source_ids = reverse_padded(source_ids, lengths)  # backwards, padding at the end
         # The layers run time-major: no transposes between them, one for the memory.
         x = self.embedding(ops.transpose(source_ids))  # (Ts, B, m)
-        states = []
-        for i, lstm in enumerate(self.lstms):
-            x = self.dropouts[i](x, training=training)
+        x = self.dropouts[0](x, training=training)
+        if self.bidirectional:
+            x, states = self._bidirectional_layer(x, mask, lengths, training)
+        else:
+            x, h, c = run_rnn(self.lstms[0], x, mask, training=training, time_major=True)
+            states = [h, c]
+        upper = self.lstms[2:] if self.bidirectional else self.lstms[1:]
+        for dropout, lstm in zip(self.dropouts[1:], upper):
+            x = dropout(x, training=training)
             # (Ts, B, n), (B, n), (B, n)
             x, h, c = run_rnn(lstm, x, mask, training=training, time_major=True)
             states += [h, c]
@@ -121,6 +147,17 @@ class StackedLSTMEncoder(keras.layers.Layer):
             x = reverse_padded(x, lengths)  # memory[:, j] belongs to source word j
         memory = x * ops.cast(mask, x.dtype)[:, :, None]
         return memory, mask, states
+
+    def _bidirectional_layer(self, x, mask, lengths, training):
+        """Layer 1 both ways: x (Ts, B, m) -> (Ts, B, n) = [fwd; bwd], states [h, c]."""
+        forward, backward = self.lstms[0], self.lstms[1]
+        fwd, fwd_h, fwd_c = run_rnn(forward, x, mask, training=training, time_major=True)
+        # The backward LSTM reads each sentence from its last word (padding stays at the end).
+        x_reversed = ops.swapaxes(reverse_padded(ops.swapaxes(x, 0, 1), lengths), 0, 1)
+        bwd, bwd_h, bwd_c = run_rnn(backward, x_reversed, mask, training=training, time_major=True)
+        bwd = ops.swapaxes(reverse_padded(ops.swapaxes(bwd, 0, 1), lengths), 0, 1)
+        states = [ops.concatenate([fwd_h, bwd_h], -1), ops.concatenate([fwd_c, bwd_c], -1)]
+        return ops.concatenate([fwd, bwd], axis=-1), states
 
     def compute_output_spec(self, source_ids, training=None):
         batch, length = source_ids.shape
@@ -143,4 +180,5 @@ class StackedLSTMEncoder(keras.layers.Layer):
             "dropout": self.dropout,
             "reverse_source": self.reverse_source,
             "init_scale": self.init_scale,
+            "bidirectional": self.bidirectional,
         }

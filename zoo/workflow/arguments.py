@@ -24,7 +24,7 @@ from zoo.training import (
 FAMILIES = ("bahdanau", "luong")
 OPTIMIZER_CHOICES = ("adam", "paper", "bahdanau", "luong")
 # Architecture switches, by the name of the preset argument they override.
-ARCHITECTURE_SWITCHES = ("dropout", "reverse_source", "input_feeding", "window")
+ARCHITECTURE_SWITCHES = ("dropout", "reverse_source", "bidirectional", "input_feeding", "window")
 DEFAULT_SWITCHES = {"bahdanau": ("dropout",), "luong": ARCHITECTURE_SWITCHES}
 DROPOUT_HELP = {
     "bahdanau": "dropout on the source and target embeddings and on the maxout output t_i, "
@@ -268,6 +268,16 @@ def _add_model_flags(parser, family, switches):
             action=argparse.BooleanOptionalAction,
             default=None,
             help="read the source sentence backwards (default: on, as in Luong et al.)",
+        )
+    if "bidirectional" in switches:
+        model.add_argument(
+            "--bidirectional",
+            action=argparse.BooleanOptionalAction,
+            default=None,
+            help="the encoder's first layer reads the source both ways, half the units per "
+            "direction (default: on at --size tiny and base, not the paper's: it trains a "
+            "better model here, bench/RESULTS.md; off at --size paper); --no-bidirectional "
+            "is Luong et al.'s unidirectional encoder",
         )
     if "input_feeding" in switches:
         model.add_argument(
