@@ -7,12 +7,13 @@ rows: the encoder's final LSTM states start the decoder, which predicts
     h_t = LSTM stack(E y_{t-1}, h_{t-1}),  p(y_t | y_<t, x) = softmax(W_s h_t)   (eq. 4)
 
 Table 1 (WMT'14 English->German): Base 11.3 BLEU; + reverse 12.6 (--reverse-source, the
-default here); + dropout 14.0 (--dropout 0.2, the default). `--no-reverse-source
---dropout 0` gives the plain "Base" row. Attention (luong_global_*.py, luong_local_*.py)
+default here); + dropout 14.0 (--dropout 0.2; the default here is 0.3, and the encoder's
+first layer reads both ways, --no-bidirectional for the paper's). `--no-reverse-source
+--no-bidirectional --dropout 0` gives the plain "Base" row. Attention (luong_global_*.py, luong_local_*.py)
 adds up to 5 BLEU on top of this system.
 
     python recipes/luong_base.py                        # Multi30k de->en, --size base
-    python recipes/luong_base.py --no-reverse-source --dropout 0
+    python recipes/luong_base.py --no-reverse-source --no-bidirectional --dropout 0
 """
 
 import zoo  # first: TensorFlow then starts quietly on a CPU (zoo.startup)

@@ -9,11 +9,13 @@ step the top decoder state h_t attends to all source states h_bar_s with
     h~_t = tanh(W_c [c_t; h_t]),  p(y_t | ...) = softmax(W_s h~_t)   (eq. 5, 6)
 
 with input feeding (section 3.3), a stacked LSTM encoder reading the reversed source and
-dropout 0.2 between layers. Paper (WMT'14 English->German, Table 4): perplexity 6.1, 18.6
+dropout 0.2 between layers (--size paper; at --size base, the default, the encoder's
+first layer reads both ways, the decoder runs without input feeding and dropout is 0.3:
+zoo.models.presets). Paper (WMT'14 English->German, Table 4): perplexity 6.1, 18.6
 BLEU (20.5 with unknown-word replacement).
 
     python recipes/luong_global_dot.py                 # Multi30k de->en, --size base
-    python recipes/luong_global_dot.py --no-input-feeding --optimizer adam
+    python recipes/luong_global_dot.py --input-feeding --no-bidirectional --dropout 0.2  # the paper's model, base sizes
 """
 
 import zoo  # first: TensorFlow then starts quietly on a CPU (zoo.startup)

@@ -188,3 +188,34 @@ def test_wmt14_streams_through_tfds():
         shard = _pairs(stream, num_shards=2, index=1)
     assert len(pairs) == 7 and len(shard) == 3
     assert all(isinstance(s, str) and isinstance(t, str) for s, t in pairs)
+
+
+def test_worker_stream_reads_its_shard_for_the_same_number_of_steps(files, tokenizer_pair):
+    """Two workers: each reads its own lines at half the global batch, for exactly `steps`
+    batches; between them the first pass covers the corpus, each pair read by one worker."""
+    import tensorflow as tf
+
+    from zoo.data import worker_stream
+
+    stream = open_stream(str(files / "{split}"), "de", "en", "train")
+    counts = count_stream(stream, *tokenizer_pair, max_length=None)
+    steps = stream_steps(counts, 32, "plain")  # 600 pairs in global batches of 32: 19
+    make = worker_stream(
+        stream, *tokenizer_pair, batch_size=32, steps=steps, max_length=None, batching="plain",
+        shuffle=False,
+    )
+    read = []
+    for index in range(2):
+        context = tf.distribute.InputContext(2, index, 2)  # 2 workers, 1 replica each
+        batches = _arrays(make(context))
+        assert len(batches) == steps == 19
+        assert all(len(source) == 16 for source, _, _ in batches[:-1])
+        read.append({tuple(s[s > 0]) for source, _, _ in batches for s in source})
+    source_pieces = {
+        tuple(x.numpy()) for x in tokenizer_pair[0].tokenize(materialise(stream).source)
+    }
+    # 300 pairs per worker: 18 batches of 16 and one of 12, in one pass.
+    assert read[0] | read[1] == source_pieces
+    assert len(read[0] & read[1]) <= 4  # Multi30k repeats a few German sentences
+    with pytest.raises(ValueError, match="come from the input context"):
+        worker_stream(stream, *tokenizer_pair, batch_size=32, steps=3, counts=counts)

@@ -107,12 +107,18 @@ def test_signal_checkpoints_the_current_step_and_resumes_exactly(tmp_path, signu
     np.testing.assert_allclose(np.load(tmp_path / "x.npy"), reference, rtol=0, atol=1e-6)
 
 
-def _luong_run(out_dir, max_steps=None, resume=True):
+def _luong_run(out_dir, max_steps=None, resume=True, per_worker=False):
     keras.utils.set_random_seed(5)
     model = toy_model()
+
+    def data(epoch):
+        if per_worker:  # built by each worker from its input context (one here)
+            return training.PerWorkerDataset(lambda context: toy_dataset(epoch, seed=3), 8)
+        return toy_dataset(epoch, seed=3)
+
     summary = training.train(
         model,
-        lambda epoch: toy_dataset(epoch, seed=3),
+        data,
         out_dir=out_dir,
         optimizer="luong",
         steps_per_epoch=8,
@@ -139,6 +145,19 @@ def test_max_steps_then_rerun_equals_one_run(tmp_path):
     again, weights = _luong_run(tmp_path / "run")
     assert again["steps"] == 16 and again["resumed_from_step"] == 16
     np.testing.assert_array_equal(weights, reference)
+
+
+def test_per_worker_dataset_trains_and_resumes_like_the_dataset(tmp_path):
+    # The same batches given as a PerWorkerDataset (what a streamed multi-worker run hands
+    # to train): stopped mid-epoch and re-run, the weights of one plain run.
+    _, reference = _luong_run(tmp_path / "ref")
+    first, _ = _luong_run(tmp_path / "run", max_steps=5, per_worker=True)
+    assert first["steps"] == 5
+    summary, weights = _luong_run(tmp_path / "run", per_worker=True)
+    assert summary["resumed_from_step"] == 5 and summary["steps"] == 16
+    np.testing.assert_array_equal(weights, reference)
+    with pytest.raises(ValueError, match="PerWorkerDataset needs a function"):
+        training.PerWorkerDataset(toy_dataset(0))
 
 
 @pytest.mark.parametrize("precision", ["float32", "mixed_float16", "mixed_bfloat16"])
@@ -387,3 +406,52 @@ def test_damaged_newest_checkpoint_resumes_from_the_one_before(tmp_path, damage)
     assert summary["resumed_from_step"] == int(newest.split("-")[1]) - 3  # the one before
     assert summary["steps"] == 24
     np.testing.assert_allclose(np.load(tmp_path / "x.npy"), reference, rtol=0, atol=1e-6)
+
+
+def _unequal_shards_corpus(directory):
+    """60 pairs (target = the source reversed); 10 of the 30 even lines are longer than the
+    scripts' max_length of 5, so worker 0 keeps 20 pairs and worker 1 keeps 30."""
+    rng = np.random.default_rng(0)
+    words = ["a", "b", "c", "d", "e", "f", "g", "h"]
+    sources = []
+    for i in range(60):
+        length = 7 if i % 2 == 0 and i < 20 else int(rng.integers(2, 6))
+        sources.append(" ".join(rng.choice(words, size=length)))
+    (directory / "train.src").write_text("".join(s + "\n" for s in sources))
+    (directory / "train.tgt").write_text("".join(" ".join(s.split()[::-1]) + "\n" for s in sources))
+    return str(directory / "{split}")
+
+
+def test_streamed_multiworker_workers_read_their_shards_in_step(tmp_path):
+    """Two workers stream their own shards, of 20 and 30 usable pairs: both run the epoch's
+    7 steps (ceil(50 / 8)) and end with identical weights (unequal step counts would leave
+    one worker waiting in the all-reduce until the timeout)."""
+    data = _unequal_shards_corpus(tmp_path)
+    workers = [f"127.0.0.1:{p}" for p in _free_ports(2)]
+    script = SCRIPT.with_name("stream_workers_script.py")
+    procs = []
+    for index in range(2):
+        config = {"cluster": {"worker": workers}, "task": {"type": "worker", "index": index}}
+        command = [sys.executable, str(script), data, str(tmp_path / "out")]
+        command += ["--weights", str(tmp_path / f"w{index}.npy"), "--strategy", "multiworker"]
+        procs.append(
+            subprocess.Popen(
+                command,
+                env=_env(TF_CONFIG=json.dumps(config)),
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+        )
+    try:
+        outputs = [p.communicate(timeout=240) for p in procs]
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+    for p, (_, err) in zip(procs, outputs, strict=True):
+        assert p.returncode == 0, err[-3000:]
+    shards = [[x for x in out.splitlines() if x.startswith("SHARD")][0] for out, _ in outputs]
+    assert shards == ["SHARD 0 of 2: 20 kept pairs; 7 steps", "SHARD 1 of 2: 30 kept pairs; 7 steps"]
+    assert [_summary(out)["steps"] for out, _ in outputs] == [7, 7]
+    np.testing.assert_array_equal(np.load(tmp_path / "w0.npy"), np.load(tmp_path / "w1.npy"))

@@ -144,5 +144,4 @@ def test_averaging_and_streaming_flags():
     with pytest.raises(ValueError, match="--average-last 4 needs .*--keep-checkpoints 3"):
         parse(["--average-last", "4"])
     assert parse(["--average-last", "4", "--keep-checkpoints", "4"]).average_last == 4
-    with pytest.raises(ValueError, match="streaming on does not yet shard"):
-        parse(["--streaming", "on", "--strategy", "multiworker"])
+    assert parse(["--streaming", "on", "--strategy", "multiworker"]).strategy == "multiworker"

@@ -3,7 +3,8 @@
 `load_corpus(name, source_lang, target_lang, split)` -> `Corpus`; `make_dataset(...)` (or
 `corpus.dataset(...)`) -> batches `({"source_ids", "target_ids"}, target_out_ids)`.
 Corpora too large for memory: `open_stream(...)` -> `StreamedCorpus`, `count_stream(...)`,
-`stream_dataset(...)` -> the same batches, read from disk each epoch (zoo.data.streaming).
+`stream_dataset(...)` -> the same batches, read from disk each epoch (zoo.data.streaming);
+`worker_stream(...)` -> each worker's shard of them, for multi-worker training.
 Local corpora live in `$ZOO_DATA_DIR` (default: `shared/data` beside the checkout).
 """
 
@@ -25,6 +26,7 @@ from zoo.data.stream_pipeline import (
     report_drops,
     stream_dataset,
     stream_steps,
+    worker_stream,
 )
 from zoo.data.streaming import (
     NAMED_TFDS,
@@ -49,6 +51,7 @@ __all__ = [
     "stream_dataset",
     "stream_steps",
     "total_bytes",
+    "worker_stream",
     "MissingDataError",
     "assign_splits",
     "cache_dir",

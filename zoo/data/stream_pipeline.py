@@ -120,6 +120,7 @@ def stream_dataset(
     index=0,
     drop_remainder=False,
     deterministic=True,
+    steps=None,
 ):
     """A `tf.data.Dataset` of training batches read from `corpus` (a `StreamedCorpus`).
 
@@ -133,8 +134,14 @@ def stream_dataset(
             are shuffled within this window, not across the whole corpus.
         counts: `count_stream(...)` of the same corpus, tokenizers, `max_length` and shard:
             gives the dataset its exact length (`len(dataset)`); None leaves it unknown.
-            Needed with batching="buckets" (the bucket boundaries come from it).
+            Needed with batching="buckets" and max_length=None (the bucket boundaries come
+            from the longest pair).
         num_shards, index: this worker's shard (zoo.data.streaming).
+        steps: yield exactly this many batches: the shard is read again (reshuffled) when it
+            runs out first, and the rest of the pass is left out when it has more. Workers
+            that train together need it: each step's all-reduce waits for every worker, so
+            they must all run the same number of steps although their shards hold slightly
+            different numbers of batches. None (default): one pass.
         Other arguments: as `make_dataset`.
 
     Returns:
@@ -151,8 +158,11 @@ def stream_dataset(
             f"stream_dataset: counts were made with max_length={counts.get('max_length')}, "
             f"received max_length={max_length}; count the stream again."
         )
-    if batching == "buckets" and counts is None:
-        raise ValueError("stream_dataset: batching='buckets' needs the counts of count_stream.")
+    if batching == "buckets" and counts is None and max_length is None:
+        raise ValueError(
+            "stream_dataset: batching='buckets' with max_length=None needs the counts of "
+            "count_stream (the longest pair sets the bucket boundaries)."
+        )
     options = tf.data.Options()
     options.deterministic = bool(deterministic)
     # Each worker reads its own shard: tf.distribute must not shard it again.
@@ -174,10 +184,54 @@ def stream_dataset(
         dataset, _, _ = _bucketed(dataset, longest, batch_size, bucket_width, None, drop_remainder)
     elif batching == "plain":
         dataset = _plain_batches(dataset, batch_size, drop_remainder)
-    if counts is not None:
-        steps = stream_steps(counts, batch_size, batching, bucket_width, drop_remainder)
-        dataset = dataset.apply(tf.data.experimental.assert_cardinality(steps))
+    if steps is not None:
+        steps = check_int("stream_dataset", "steps", steps)
+        dataset = dataset.repeat().take(steps)
+    elif counts is not None:
+        length = stream_steps(counts, batch_size, batching, bucket_width, drop_remainder)
+        dataset = dataset.apply(tf.data.experimental.assert_cardinality(length))
     return dataset.prefetch(tf.data.AUTOTUNE)
+
+
+def worker_stream(corpus, source_tokenizer, target_tokenizer, *, batch_size, steps, **kwargs):
+    """`stream_dataset` for multi-worker training: a function `input_context -> dataset`
+    for `tf.distribute.Strategy.distribute_datasets_from_function` (or
+    `zoo.training.PerWorkerDataset`).
+
+    Worker `input_context.input_pipeline_id` of `input_context.num_input_pipelines` reads its
+    own shard (by file when there are enough files, else every n-th line) in batches of
+    `input_context.get_per_replica_batch_size(batch_size)` pairs, `steps` of them per epoch
+    on every worker (see `stream_dataset`'s `steps`). `batch_size` is the global batch;
+    `steps` is the epoch's number of global batches (`stream_steps` of the whole corpus'
+    counts), so that an epoch reads each pair about once. The other keyword arguments are
+    `stream_dataset`'s (`counts` excepted: a worker's shard has counts of its own).
+
+    Example:
+        make = worker_stream(corpus, src_tok, tgt_tok, batch_size=64, steps=454, seed=0)
+        batches = strategy.distribute_datasets_from_function(make)
+    """
+    if "counts" in kwargs or "num_shards" in kwargs or "index" in kwargs:
+        raise ValueError(
+            "worker_stream: counts, num_shards and index come from the input context; "
+            f"received {sorted({'counts', 'num_shards', 'index'} & set(kwargs))}."
+        )
+    batch_size = check_int("worker_stream", "batch_size", batch_size)
+    steps = check_int("worker_stream", "steps", steps)
+
+    def make(input_context):
+        per_replica = input_context.get_per_replica_batch_size(batch_size)
+        return stream_dataset(
+            corpus,
+            source_tokenizer,
+            target_tokenizer,
+            batch_size=per_replica,
+            num_shards=input_context.num_input_pipelines,
+            index=input_context.input_pipeline_id,
+            steps=steps,
+            **kwargs,
+        )
+
+    return make
 
 
 def _tokenized_stream(

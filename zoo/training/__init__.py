@@ -32,6 +32,7 @@ from zoo.training.optimizers import (
     luong_decay_after,
     make_optimizer,
 )
+from zoo.training.per_worker import PerWorkerDataset
 from zoo.training.precision import PRECISIONS, needs_loss_scaling, set_precision
 from zoo.training.strategy import STRATEGIES, is_chief, make_strategy
 from zoo.training.time_limit import TimeLimit
@@ -44,6 +45,7 @@ __all__ = [
     "LuongSchedule",
     "OPTIMIZERS",
     "PRECISIONS",
+    "PerWorkerDataset",
     "STRATEGIES",
     "TimeLimit",
     "TrainingInterrupted",

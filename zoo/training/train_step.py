@@ -131,14 +131,15 @@ def make_train_step(
 
 
 def compile_step(fn, dataset, strategy=None):
-    """`fn(batch)` as a `tf.function` for the batches of `dataset`.
+    """`fn(batch)` as a `tf.function` for the batches of `dataset` (a `tf.data.Dataset`, or
+    the element spec of its batches).
 
     Under the default strategy the batches are plain tensors, so the function is traced
     once, with every dimension unknown, instead of again for new batch shapes (tracing a
     decoder loop and its gradient takes seconds). Distributed batches keep
     `reduce_retracing`."""
     strategy = strategy or tf.distribute.get_strategy()
-    spec = dataset.element_spec
+    spec = dataset.element_spec if isinstance(dataset, tf.data.Dataset) else dataset
     ranks = [s.shape.rank for s in tf.nest.flatten(spec)]
     default = strategy is tf.distribute.get_strategy() and not tf.distribute.has_strategy()
     if default and None not in ranks:

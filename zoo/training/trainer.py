@@ -32,6 +32,7 @@ import tensorflow as tf
 from zoo.checks import check_rate
 from zoo.training.checkpoint_manager import CheckpointManager
 from zoo.training.losses import masked_token_stats, perplexity
+from zoo.training.per_worker import PerWorkerDataset
 from zoo.training.strategy import is_chief
 from zoo.training.train_step import (
     compile_step,
@@ -172,10 +173,10 @@ def _epoch_record(epoch, state, train_metrics):
 
 def _epoch_dataset(train_data, epoch):
     dataset = train_data(epoch) if callable(train_data) else train_data
-    if not isinstance(dataset, tf.data.Dataset):
+    if not isinstance(dataset, (tf.data.Dataset, PerWorkerDataset)):
         raise ValueError(
-            "train_data must be a tf.data.Dataset or a function epoch -> tf.data.Dataset; "
-            f"received {type(dataset).__name__}."
+            "train_data must be a tf.data.Dataset, a zoo.training.PerWorkerDataset or a "
+            f"function epoch -> either; received {type(dataset).__name__}."
         )
     return dataset
 
@@ -213,7 +214,8 @@ def train(
         model: a built translation model, created inside `strategy.scope()`.
         train_data: `tf.data.Dataset` of `({"source_ids", "target_ids"}, target_out_ids)`
             batches, or a function `epoch -> Dataset` (seed its shuffle with `seed + epoch`
-            for exact resumption).
+            for exact resumption). A `PerWorkerDataset` (or a function returning one) lets
+            each worker read its own shard (`zoo.data.worker_stream`).
         val_data: optional Dataset of the same structure; evaluated at each epoch end and
             when training stops. The best weights by validation loss are saved to
             `out_dir/model.keras` (without `val_data`: the final weights).
@@ -422,7 +424,7 @@ class _Run:
         if not self.show:
             return None
         target = steps_per_epoch
-        if target is None and int(dataset.cardinality()) > 0:
+        if target is None and dataset is not None and int(dataset.cardinality()) > 0:
             target = int(dataset.cardinality()) + self.state["batch"]
         print(f"Epoch {epoch + 1}/{epochs}")
         return keras.utils.Progbar(target, stateful_metrics=["loss", "ppl", "acc", "lr", "tok/s"])
@@ -430,14 +432,21 @@ class _Run:
     def train_epoch(self, dataset, epochs, steps_per_epoch, max_steps, callback_list):
         """Trains the rest of the current epoch; False when it stopped before its end."""
         epoch = self.state["epoch"]
+        per_worker = isinstance(dataset, PerWorkerDataset)
         if self.compiled is None:
-            self.compiled = compile_step(self.step_fn, dataset, self.strategy)
-        if self.state["batch"]:
-            dataset = dataset.skip(self.state["batch"])
-        bar = self._progress_bar(dataset, epoch, epochs, steps_per_epoch)
+            spec = dataset.element_spec() if per_worker else dataset.element_spec
+            self.compiled = compile_step(self.step_fn, spec, self.strategy)
+        if per_worker:
+            steps_per_epoch = steps_per_epoch or dataset.steps
+            batches = dataset.distribute(self.strategy, skip=self.state["batch"])
+        else:
+            if self.state["batch"]:
+                dataset = dataset.skip(self.state["batch"])
+            batches = self.strategy.experimental_distribute_dataset(dataset)
+        bar = self._progress_bar(None if per_worker else dataset, epoch, epochs, steps_per_epoch)
         callback_list.on_epoch_begin(epoch)
         started, tokens_seen = time.perf_counter(), 0
-        for batch in self.strategy.experimental_distribute_dataset(dataset):
+        for batch in batches:
             if self.stopped(max_steps):
                 return False
             logs = self._train_batch(batch)

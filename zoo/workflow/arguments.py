@@ -536,11 +536,6 @@ def resolve_defaults(args):
         args.max_minutes = None
     if args.decay_after is None and args.optimizer == profile["optimizer"]:
         args.decay_after = profile["decay_after"]  # else the optimizer's own rule
-    if args.strategy == "multiworker" and args.streaming == "on":
-        raise ValueError(
-            "--streaming on does not yet shard across workers (--strategy multiworker): "
-            "read the corpus in memory (--streaming off)."
-        )
     if args.average_last > args.keep_checkpoints:
         raise ValueError(
             f"--average-last {args.average_last} needs at least as many kept checkpoints; got "

@@ -28,10 +28,12 @@ from zoo.data import (
     stream_dataset,
     stream_steps,
     total_bytes,
+    worker_stream,
 )
 from zoo.data.errors import MissingDataError
 from zoo.data.streaming import tfds_name
 from zoo.text import load_tokenizer, train_tokenizer
+from zoo.training import PerWorkerDataset
 from zoo.workflow.arguments import STREAM_ABOVE_MB
 from zoo.workflow.report import write_json, write_lines
 
@@ -69,11 +71,6 @@ def load_splits(args, say):
         return corpus.take(limit) if limit else corpus
 
     if streaming:
-        if args.strategy == "multiworker":
-            raise ValueError(
-                f"--data {args.data} is streamed, and streaming does not yet shard across "
-                "workers (--strategy multiworker): pass --streaming off to read it in memory."
-            )
         if args.train_limit:
             raise ValueError("--train-limit applies to corpora read in memory (--streaming off).")
         train = open_stream(args.data, args.source_lang, args.target_lang, "train")
@@ -144,8 +141,11 @@ def _write_vocabulary(tokenizer, path):
     write_lines(path, [t.decode("utf-8", "replace") for t in _vocabulary(tokenizer)])
 
 
-def pipelines(args, train, val, tokenizers, out, say):
-    """(train_data(epoch) -> dataset, val_data, steps per epoch or None)."""
+def pipelines(args, train, val, tokenizers, out, chief, say):
+    """(train_data(epoch) -> dataset, val_data, steps per epoch or None).
+
+    A streamed corpus under --strategy multiworker gives `PerWorkerDataset`s: each worker
+    reads its own shard, the same number of steps as the others (zoo.data.worker_stream)."""
 
     def dataset(corpus, **kwargs):
         return make_dataset(
@@ -154,7 +154,7 @@ def pipelines(args, train, val, tokenizers, out, say):
 
     val_data = dataset(val, max_length=None, shuffle=False, batching="plain")
     if isinstance(train, StreamedCorpus):
-        return _streamed(args, train, tokenizers, out, say, val_data)
+        return _streamed(args, train, tokenizers, out, chief, say, val_data)
 
     def epoch_data(epoch):  # seeded per epoch: a resumed run sees the same batches
         return dataset(
@@ -174,32 +174,44 @@ def pipelines(args, train, val, tokenizers, out, say):
     return train_data, val_data, len(first_epoch)
 
 
-def _streamed(args, train, tokenizers, out, say, val_data):
+def _streamed(args, train, tokenizers, out, chief, say, val_data):
     """`pipelines` for a streamed training split."""
     counts = None
     steps = args.steps_per_epoch
     if steps is None:
-        counts = _counts(args, train, tokenizers, out, say)
+        counts = _counts(args, train, tokenizers, out, chief, say)
         steps = stream_steps(counts, args.batch_size, args.batching)
 
-    def train_data(epoch):  # seeded per epoch: a resumed run reads the same batches
-        return stream_dataset(
-            train,
-            *tokenizers,
-            batch_size=args.batch_size,
+    def options(epoch):  # seeded per epoch: a resumed run reads the same batches
+        return dict(
             max_length=args.max_length,
             shuffle=True,
             seed=args.seed + epoch,
             batching=args.batching,
             pool_batches=args.pool_batches,
             shuffle_buffer=args.shuffle_buffer,
-            counts=counts,
+        )
+
+    if args.strategy == "multiworker":
+        say(f"Stream: each worker reads its shard, {steps:,} steps per epoch on every worker")
+
+        def train_data(epoch):
+            make = worker_stream(
+                train, *tokenizers, batch_size=args.batch_size, steps=steps, **options(epoch)
+            )
+            return PerWorkerDataset(make, steps)
+
+        return train_data, val_data, steps
+
+    def train_data(epoch):
+        return stream_dataset(
+            train, *tokenizers, batch_size=args.batch_size, counts=counts, **options(epoch)
         )
 
     return train_data, val_data, steps
 
 
-def _counts(args, train, tokenizers, out, say):
+def _counts(args, train, tokenizers, out, chief, say):
     """`count_stream` of the training split, cached in `out/stream_counts.json` for these
     files (sizes, modification times), tokenizers and --max-length."""
     key = {
@@ -222,5 +234,6 @@ def _counts(args, train, tokenizers, out, say):
         f"Stream: kept {counts['kept']:,} of {counts['pairs']:,} pairs ({counts['too_long']:,} "
         f"longer than {args.max_length} tokens, {counts['empty']:,} without tokens)"
     )
-    write_json(path, {"key": key, "counts": counts})
+    if chief:
+        write_json(path, {"key": key, "counts": counts})
     return counts

@@ -201,7 +201,7 @@ def _run(build_model, args, strategy, chief, say, started):
         f"{tokenizers[1].vocab_size} ({args.target_lang})"
     )
     train_data, val_data, steps_per_epoch = recipe_data.pipelines(
-        args, train, val, tokenizers, out, say
+        args, train, val, tokenizers, out, chief, say
     )
     with strategy.scope():
         model = build_model(args, tokenizers[0].vocab_size, tokenizers[1].vocab_size)
