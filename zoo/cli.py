@@ -137,14 +137,8 @@ def _add_sampling_flags(parser):
     )
 
 
-def build_parser():
-    """The argparse parser of `python -m zoo` (every flag has a --help line)."""
-    parser = argparse.ArgumentParser(
-        prog="python -m zoo",
-        description="Attention-based recurrent NMT (Bahdanau et al. 2014; Luong et al. 2015).",
-    )
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-
+def _add_translate_command(commands):
+    """`python -m zoo translate`: sentences or stdin through a trained model."""
     translate = commands.add_parser(
         "translate",
         help="translate sentences with a trained model",
@@ -189,6 +183,9 @@ def build_parser():
         help="write an attention heatmap attention_<n>.png per sentence into this folder",
     )
 
+
+def _add_evaluate_command(commands):
+    """`python -m zoo evaluate`: sacreBLEU and chrF of a model on a corpus split."""
     evaluate = commands.add_parser(
         "evaluate",
         help="score a trained model on a corpus split with sacreBLEU",
@@ -228,6 +225,9 @@ def build_parser():
     _add_search_flags(evaluate)
     _add_unknown_word_flags(evaluate)
 
+
+def _add_aer_command(commands):
+    """`python -m zoo aer`: the attention's word alignments scored against gold ones."""
     aer = commands.add_parser(
         "aer",
         help="score the model's attention as word alignments (AER) against a gold file",
@@ -254,6 +254,9 @@ def build_parser():
     )
     aer.add_argument("--debug", action="store_true", help="show the traceback of an error")
 
+
+def _add_average_command(commands):
+    """`python -m zoo average`: the mean of a run's last checkpoints."""
     average = commands.add_parser(
         "average",
         help="average the model weights of a run's last checkpoints into one model file",
@@ -272,6 +275,9 @@ def build_parser():
     )
     average.add_argument("--debug", action="store_true", help="show the traceback of an error")
 
+
+def _add_serve_command(commands):
+    """`python -m zoo serve`: translations as JSON over HTTP."""
     serve = commands.add_parser(
         "serve",
         help="serve translations as JSON over HTTP (zoo.server)",
@@ -299,6 +305,19 @@ def build_parser():
     )
     _add_search_flags(serve)
 
+
+def build_parser():
+    """The argparse parser of `python -m zoo` (every flag has a --help line)."""
+    parser = argparse.ArgumentParser(
+        prog="python -m zoo",
+        description="Attention-based recurrent NMT (Bahdanau et al. 2014; Luong et al. 2015).",
+    )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    _add_translate_command(commands)
+    _add_evaluate_command(commands)
+    _add_aer_command(commands)
+    _add_average_command(commands)
+    _add_serve_command(commands)
     commands.add_parser(
         "params",
         help="print the parameter counts of the presets (python -m zoo params --help)",

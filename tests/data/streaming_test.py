@@ -201,7 +201,12 @@ def test_worker_stream_reads_its_shard_for_the_same_number_of_steps(files, token
     counts = count_stream(stream, *tokenizer_pair, max_length=None)
     steps = stream_steps(counts, 32, "plain")  # 600 pairs in global batches of 32: 19
     make = worker_stream(
-        stream, *tokenizer_pair, batch_size=32, steps=steps, max_length=None, batching="plain",
+        stream,
+        *tokenizer_pair,
+        batch_size=32,
+        steps=steps,
+        max_length=None,
+        batching="plain",
         shuffle=False,
     )
     read = []

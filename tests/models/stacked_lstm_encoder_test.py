@@ -79,8 +79,12 @@ def test_bidirectional_first_layer_equals_two_lstms_read_each_way():
             np.testing.assert_allclose(
                 memory[b, :n], expected[::-1] if reverse_source else expected, atol=1e-5
             )
-            np.testing.assert_allclose(states[0][b], np.concatenate([fwd_h[0], bwd_h[0]]), atol=1e-5)
-            np.testing.assert_allclose(states[1][b], np.concatenate([fwd_c[0], bwd_c[0]]), atol=1e-5)
+            np.testing.assert_allclose(
+                states[0][b], np.concatenate([fwd_h[0], bwd_h[0]]), atol=1e-5
+            )
+            np.testing.assert_allclose(
+                states[1][b], np.concatenate([fwd_c[0], bwd_c[0]]), atol=1e-5
+            )
             np.testing.assert_allclose(states[2][b], h_2[0], atol=1e-5)
             np.testing.assert_allclose(states[3][b], c_2[0], atol=1e-5)
             np.testing.assert_array_equal(memory[b, n:], 0.0)

@@ -452,6 +452,9 @@ def test_streamed_multiworker_workers_read_their_shards_in_step(tmp_path):
     for p, (_, err) in zip(procs, outputs, strict=True):
         assert p.returncode == 0, err[-3000:]
     shards = [[x for x in out.splitlines() if x.startswith("SHARD")][0] for out, _ in outputs]
-    assert shards == ["SHARD 0 of 2: 20 kept pairs; 7 steps", "SHARD 1 of 2: 30 kept pairs; 7 steps"]
+    assert shards == [
+        "SHARD 0 of 2: 20 kept pairs; 7 steps",
+        "SHARD 1 of 2: 30 kept pairs; 7 steps",
+    ]
     assert [_summary(out)["steps"] for out, _ in outputs] == [7, 7]
     np.testing.assert_array_equal(np.load(tmp_path / "w0.npy"), np.load(tmp_path / "w1.npy"))

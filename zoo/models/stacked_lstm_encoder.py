@@ -137,7 +137,7 @@ class StackedLSTMEncoder(keras.layers.Layer):
             x, h, c = run_rnn(self.lstms[0], x, mask, training=training, time_major=True)
             states = [h, c]
         upper = self.lstms[2:] if self.bidirectional else self.lstms[1:]
-        for dropout, lstm in zip(self.dropouts[1:], upper):
+        for dropout, lstm in zip(self.dropouts[1:], upper, strict=True):
             x = dropout(x, training=training)
             # (Ts, B, n), (B, n), (B, n)
             x, h, c = run_rnn(lstm, x, mask, training=training, time_major=True)

@@ -138,6 +138,13 @@ def make_parser(recipe, family, description=None, switches=None):
 
 def _add_data_flags(parser):
     data = parser.add_argument_group("data")
+    _add_corpus_flags(data)
+    _add_text_flags(data)
+    _add_batching_flags(data)
+
+
+def _add_corpus_flags(data):
+    """--data and how a large corpus is streamed."""
     data.add_argument(
         "--data",
         default="multi30k",
@@ -180,6 +187,10 @@ def _add_data_flags(parser):
         f"read by streaming (default: {DEFAULT_TOKENIZER_SAMPLE:,}; Multi30k's 29,000 are "
         "all used)",
     )
+
+
+def _add_text_flags(data):
+    """Languages, the test split and the tokenizers."""
     data.add_argument(
         "--source-lang",
         default=None,
@@ -212,6 +223,10 @@ def _add_data_flags(parser):
         f"{DEFAULT_VOCAB_SIZE}; the papers used 30k (Bahdanau) and 50k (Luong) words on WMT)",
     )
     data.add_argument("--lowercase", action="store_true", help="lowercase text before tokenizing")
+
+
+def _add_batching_flags(data):
+    """The length filter, the batching and the quick-run slices."""
     data.add_argument(
         "--max-length",
         type=positive_int,
@@ -354,7 +369,7 @@ def _add_optimizer_flags(parser, family):
 
 
 def _add_schedule_flags(training, family):
-    """Epochs, limits, batches, precision, distribution, checkpoints, seeds."""
+    """Epochs, limits, batches, precision and distribution; then checkpoints and seeds."""
     ours, paper = TRAINING_DEFAULTS[family], PAPER_TRAINING[family]
     training.add_argument(
         "--epochs",
@@ -397,6 +412,11 @@ def _add_schedule_flags(training, family):
         help="default (one device), mirrored (all GPUs of this machine) or multiworker "
         "(MultiWorkerMirroredStrategy; cluster from TF_CONFIG, run the command on each worker)",
     )
+    _add_checkpoint_flags(training)
+
+
+def _add_checkpoint_flags(training):
+    """Checkpoints, averaging, resuming, seeds and compilation."""
     training.add_argument(
         "--checkpoint-every",
         type=positive_int,
