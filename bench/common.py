@@ -126,6 +126,37 @@ def peer_log_figure(log, batch_size=64):
     }
 
 
+# Suffixes of a preset spec "NAME[:SUFFIX...]" and the build overrides they stand for. The
+# base Luong presets read both ways in the first encoder layer and run without input
+# feeding (zoo.models.presets); ":feed:unidirectional" is the paper's model at base sizes,
+# the one this file's older figures in RESULTS measured as plain "luong_global_general".
+PRESET_SUFFIXES = {
+    "nofeed": {"input_feeding": False},
+    "feed": {"input_feeding": True},
+    "unidirectional": {"bidirectional": False},
+}
+
+
+SUFFIX_HELP = (
+    "NAME:nofeed / NAME:feed for input feeding off / on, NAME:unidirectional for the paper's "
+    "one-way encoder (suffixes combine, e.g. NAME:feed:unidirectional)"
+)
+
+
+def parse_preset(spec):
+    """ "luong_global_general:feed:unidirectional" -> ("luong_global_general", overrides)."""
+    name, *suffixes = spec.split(":")
+    overrides = {}
+    for suffix in suffixes:
+        if suffix not in PRESET_SUFFIXES:
+            raise ValueError(
+                f"Unknown preset suffix {suffix!r} in {spec!r}; valid: "
+                f"{', '.join(':' + s for s in PRESET_SUFFIXES)}."
+            )
+        overrides.update(PRESET_SUFFIXES[suffix])
+    return name, overrides
+
+
 def add_model_arguments(parser):
     """`--size` and `--precision`, shared by the benchmark scripts."""
     parser.add_argument(

@@ -49,8 +49,9 @@ def parse_args(argv=None):
     p.add_argument(
         "--presets",
         default="bahdanau_rnnsearch,luong_global_general",
-        help="comma-separated preset names (zoo.models.presets()), NAME:nofeed for "
-        "input_feeding=False (default: %(default)s); ignored with --model-dir",
+        help="comma-separated preset names (zoo.models.presets()), with suffixes: "
+        + common.SUFFIX_HELP
+        + " (default: %(default)s); ignored with --model-dir",
     )
     common.add_model_arguments(p)
     p.add_argument(
@@ -114,8 +115,7 @@ def growth(args):
     import zoo.models
     from zoo.search import search_function
 
-    name, _, flag = _split(args.presets)[0].partition(":")
-    overrides = {"input_feeding": False} if flag == "nofeed" else {}
+    name, overrides = common.parse_preset(_split(args.presets)[0])
     keras.utils.set_random_seed(0)
     model = zoo.models.build(
         name, size=args.size, source_vocab_size=args.vocab_size,
@@ -161,8 +161,7 @@ def translators(args):
     keras.utils.set_random_seed(0)
     source_tok, target_tok = common.tokenizers(args.vocab_size)
     for spec in _split(args.presets):
-        name, _, flag = spec.partition(":")
-        overrides = {"input_feeding": False} if flag == "nofeed" else {}
+        name, overrides = common.parse_preset(spec)
         set_precision(args.precision)
         model = zoo.models.build(
             name,

@@ -54,10 +54,15 @@ ROWS = {
         "Luong Table 4, local-m (general)",
     ),
     "luong_local_p_general": ("luong_local_general", [], "Luong Table 4, local-p (general)"),
-    "luong_local_p_general_nofeed": (
+    "luong_local_p_general_feed": (
         "luong_local_general",
-        ["--no-input-feeding"],
-        "Luong Table 1, local-p (general) without input feeding",
+        ["--input-feeding"],
+        "Luong Table 1, local-p (general) with input feeding (the paper's; the default has none)",
+    ),
+    "luong_local_p_general_paper_model": (
+        "luong_local_general",
+        ["--input-feeding", "--no-bidirectional", "--dropout", "0.2"],
+        "Luong Table 4, local-p (general), the paper's model at base sizes",
     ),
 }
 

@@ -32,7 +32,9 @@ def parse_args(argv=None):
     p.add_argument(
         "--preset",
         default="luong_global_general",
-        help="a zoo.models preset, NAME:nofeed for input_feeding=False (default: %(default)s)",
+        help="a zoo.models preset, with suffixes: "
+        + common.SUFFIX_HELP
+        + " (default: %(default)s)",
     )
     p.add_argument("--size", default="base", help="preset size (default: %(default)s)")
     p.add_argument(
@@ -93,8 +95,7 @@ def build_steps(args, variants, vocab_sizes, spec, warm):
     import zoo.models
     from zoo.training.train_step import make_train_step, prepare_optimizer
 
-    name, _, flag = args.preset.partition(":")
-    overrides = {"input_feeding": False} if flag == "nofeed" else {}
+    name, overrides = common.parse_preset(args.preset)
     steps = {}
     for variant in variants:
         keras.utils.set_random_seed(0)

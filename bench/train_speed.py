@@ -9,11 +9,16 @@ the same process right after the preset. Every preset runs in its own process (c
 peak, own precision policy). Tokens are real target tokens (END included, padding
 excluded), as Joey NMT counts.
 
-    python bench/train_speed.py                      # 3 presets, base, 2.5 min on 2 cores
+    python bench/train_speed.py                      # 4 presets, base, about 3.5 min on 2 cores
     python bench/train_speed.py --presets luong_global_general:nofeed --steps 10 --jit
     python bench/train_speed.py --breakdown          # also time forward / forward+backward
 
-A preset `NAME:nofeed` is NAME with input_feeding=False (Luong: the whole-sequence path).
+A preset spec `NAME:SUFFIX...` changes the preset (bench/common.py, PRESET_SUFFIXES): `:nofeed`
+and `:feed` set input feeding off and on (off: the decoder's whole-sequence path),
+`:unidirectional` gives the paper's one-way encoder. The Luong base presets read both ways in
+the first encoder layer and run without input feeding since session 11; the figures in RESULTS
+before it, and the peer ratios they record, are those of `:feed:unidirectional` (the
+plain name then) and `:nofeed:unidirectional` (":nofeed" then), which the default list keeps.
 
 The "x peer" column divides by the peer's figure measured on this machine when the peer is
 set up (`../shared/peers/joeynmt/run.sh setup`): its Bahdanau model from the log of the last
@@ -30,7 +35,10 @@ import time
 
 import common
 
-DEFAULT_PRESETS = "bahdanau_rnnsearch,luong_global_general,luong_global_general:nofeed"
+DEFAULT_PRESETS = (
+    "bahdanau_rnnsearch,luong_global_general:feed:unidirectional,"
+    "luong_global_general:nofeed:unidirectional,luong_global_general"
+)
 
 
 def family_of(name):
@@ -45,8 +53,9 @@ def parse_args(argv=None):
     p.add_argument(
         "--presets",
         default=DEFAULT_PRESETS,
-        help="comma-separated preset names (zoo.models.presets()), NAME:nofeed for "
-        "input_feeding=False, or 'all' for every preset (default: %(default)s)",
+        help="comma-separated preset names (zoo.models.presets()), with suffixes: "
+        + common.SUFFIX_HELP
+        + "; or 'all' for every preset (default: %(default)s)",
     )
     common.add_model_arguments(p)
     p.add_argument(
@@ -123,15 +132,13 @@ def _lstm(inp, units):
     return 2 * 4 * (inp + units) * units
 
 
-def flop_terms(name, size="base", vocab=(8000, 8000), input_feeding=None):
-    """Forward matmul FLOPs of preset `name`: dict of named terms, each with its unit
-    ("src" per source token, "tgt" per target token, "pair" per target x attended source
-    position, "sent" per sentence)."""
+def flop_terms(name, size="base", vocab=(8000, 8000), overrides=None):
+    """Forward matmul FLOPs of preset `name` with build `overrides` (common.parse_preset):
+    dict of named terms, each with its unit ("src" per source token, "tgt" per target
+    token, "pair" per target x attended source position, "sent" per sentence)."""
     import zoo.models
 
-    a = zoo.models.preset_arguments(name, size)
-    if input_feeding is not None:
-        a["input_feeding"] = input_feeding
+    a = {**zoo.models.preset_arguments(name, size), **(overrides or {})}
     v_tgt = vocab[1]
     terms = {}
     if name == "bahdanau_rnnsearch":
@@ -163,10 +170,16 @@ def flop_terms(name, size="base", vocab=(8000, 8000), input_feeding=None):
         m, n, layers = a["embedding_dim"], a["units"], a["num_layers"]
         attention, score = a["attention"], a["score"]
         feed = a["input_feeding"]
-        terms[f"encoder {layers}-layer LSTM"] = (
-            "src",
-            _lstm(m, n) + (layers - 1) * _lstm(n, n),
-        )
+        if a["bidirectional"]:  # layer 1: two LSTMs of n / 2, one each way
+            terms[f"encoder {layers}-layer LSTM, layer 1 both ways"] = (
+                "src",
+                2 * _lstm(m, n // 2) + (layers - 1) * _lstm(n, n),
+            )
+        else:
+            terms[f"encoder {layers}-layer LSTM"] = (
+                "src",
+                _lstm(m, n) + (layers - 1) * _lstm(n, n),
+            )
         first = m + (n if feed else 0)
         terms[f"decoder {layers}-layer LSTM" + (" (input feeding)" if feed else "")] = (
             "tgt",
@@ -222,8 +235,8 @@ def batch_flops(name, terms, args, batches):
     return total, tokens
 
 
-def describe_flops(label, name, size, vocab, feed, batches):
-    terms, args = flop_terms(name, size, vocab, feed)
+def describe_flops(label, name, size, vocab, overrides, batches):
+    terms, args = flop_terms(name, size, vocab, overrides)
     src = sum(int((f["source_ids"] != 0).sum()) for f, _ in batches)
     tgt = sum(int((y != 0).sum()) for _, y in batches)
     pairs = sum(
@@ -271,13 +284,6 @@ def matmul_rate(n, seconds=3.0):
     return 8 * 2 * n**3 * reps / elapsed / 1e9
 
 
-def parse_preset(spec):
-    name, _, flag = spec.partition(":")
-    if flag not in ("", "nofeed"):
-        raise ValueError(f"Unknown preset suffix {flag!r} in {spec!r}; only ':nofeed' exists.")
-    return name, (False if flag == "nofeed" else None)
-
-
 def measure(spec, opts, batches):
     """Runs in a fresh process: builds preset `spec`, times train steps, returns a dict."""
     import keras
@@ -288,10 +294,9 @@ def measure(spec, opts, batches):
     from zoo.training import masked_token_stats, set_precision
     from zoo.training.train_step import make_train_step, prepare_optimizer
 
-    name, feed = parse_preset(spec)
+    name, overrides = common.parse_preset(spec)
     set_precision(opts["precision"])
     keras.utils.set_random_seed(0)
-    overrides = {} if feed is None else {"input_feeding": feed}
     model = zoo.models.build(
         name,
         size=opts["size"],
@@ -438,16 +443,16 @@ def main(argv=None):
     import zoo.models
 
     if args.presets == "all":
-        specs = zoo.models.presets() + ["luong_global_general:nofeed"]
+        specs = zoo.models.presets() + ["luong_global_general:feed:unidirectional"]
     else:
         specs = [s.strip() for s in args.presets.split(",") if s.strip()]
     for spec in specs:
-        name, _ = parse_preset(spec)
+        name, _ = common.parse_preset(spec)
         zoo.models.preset_arguments(name, args.size)  # ValueError for an unknown name/size
 
     peer = {}  # family -> (tokens/s, line), for the families measured here
     if common.peer_ready():
-        for family in sorted({family_of(parse_preset(spec)[0]) for spec in specs}):
+        for family in sorted({family_of(common.parse_preset(spec)[0]) for spec in specs}):
             figure = common.peer_train_figure(family, args.run_peer or None)
             if figure:
                 peer[family] = figure
@@ -468,9 +473,9 @@ def main(argv=None):
     }
     rows = []
     for spec in specs:
-        name, feed = parse_preset(spec)
+        name, overrides = common.parse_preset(spec)
         text, flops_per_token = describe_flops(
-            spec, name, args.size, args.vocab_sizes, feed, batches[args.warmup :]
+            spec, name, args.size, args.vocab_sizes, overrides, batches[args.warmup :]
         )
         print(text)
         print(f"{spec}: measuring ...", flush=True)
@@ -485,7 +490,7 @@ def main(argv=None):
             print(f"{spec}: FAILED: {row['error']}")
         else:
             used = batches[args.warmup : args.warmup + row["steps"]]
-            terms, a = flop_terms(name, args.size, args.vocab_sizes, feed)
+            terms, a = flop_terms(name, args.size, args.vocab_sizes, overrides)
             fwd, tokens = batch_flops(name, terms, a, used)
             row["flops_per_token"] = 3 * fwd / tokens
             row["model_gflops"] = row["flops_per_token"] * row["tokens_per_s"] / 1e9
