@@ -139,8 +139,9 @@ def test_counts_drops_and_the_length_of_every_batching(files, tokenizer_pair):
         assert max(max(x.shape[1], y.shape[1] - 1) for x, _, y in batches) <= 12
     with pytest.raises(ValueError, match="counts were made with max_length=12"):
         stream_dataset(stream, *tokenizer_pair, max_length=20, counts=counts)
-    with pytest.raises(ValueError, match="buckets' needs the counts"):
-        stream_dataset(stream, *tokenizer_pair, batching="buckets")
+    with pytest.raises(ValueError, match="buckets' with max_length=None needs the counts"):
+        stream_dataset(stream, *tokenizer_pair, batching="buckets", max_length=None)
+    stream_dataset(stream, *tokenizer_pair, batching="buckets", max_length=12)  # no counts
 
 
 def test_bad_files_raise_with_file_and_line(tmp_path, tokenizer_pair):
