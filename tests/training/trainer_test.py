@@ -318,29 +318,16 @@ def _free_ports(n):
     return ports
 
 
-@pytest.mark.slow  # ~40-120 s here: three TensorFlow processes
-def test_multiworker_workers_end_with_identical_weights(tmp_path):
+def _run_two_workers(command):
+    """Runs `command(index)` for workers 0 and 1 of a local two-worker cluster (TF_CONFIG)
+    at once; asserts both exit 0 within 240 s and returns their (stdout, stderr)."""
     workers = [f"127.0.0.1:{p}" for p in _free_ports(2)]
     procs = []
     for index in range(2):
         config = {"cluster": {"worker": workers}, "task": {"type": "worker", "index": index}}
         procs.append(
             subprocess.Popen(
-                [
-                    sys.executable,
-                    str(SCRIPT),
-                    tmp_path / "out",
-                    "--weights",
-                    tmp_path / f"w{index}.npy",
-                    "--strategy",
-                    "multiworker",
-                    "--epochs",
-                    "1",
-                    "--max-steps",
-                    "4",
-                    "--dropout",
-                    "0",
-                ],
+                [str(part) for part in command(index)],
                 env=_env(TF_CONFIG=json.dumps(config)),
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
@@ -355,6 +342,28 @@ def test_multiworker_workers_end_with_identical_weights(tmp_path):
                 p.kill()
     for p, (_, err) in zip(procs, outputs, strict=True):
         assert p.returncode == 0, err[-3000:]
+    return outputs
+
+
+@pytest.mark.slow  # ~40-120 s here: three TensorFlow processes
+def test_multiworker_workers_end_with_identical_weights(tmp_path):
+    outputs = _run_two_workers(
+        lambda index: [
+            sys.executable,
+            str(SCRIPT),
+            tmp_path / "out",
+            "--weights",
+            tmp_path / f"w{index}.npy",
+            "--strategy",
+            "multiworker",
+            "--epochs",
+            "1",
+            "--max-steps",
+            "4",
+            "--dropout",
+            "0",
+        ]
+    )
     w0, w1 = np.load(tmp_path / "w0.npy"), np.load(tmp_path / "w1.npy")
     np.testing.assert_array_equal(w0, w1)
     # The two workers trained one model together: each step's gradient is that of the whole
@@ -427,30 +436,19 @@ def test_streamed_multiworker_workers_read_their_shards_in_step(tmp_path):
     7 steps (ceil(50 / 8)) and end with identical weights (unequal step counts would leave
     one worker waiting in the all-reduce until the timeout)."""
     data = _unequal_shards_corpus(tmp_path)
-    workers = [f"127.0.0.1:{p}" for p in _free_ports(2)]
     script = SCRIPT.with_name("stream_workers_script.py")
-    procs = []
-    for index in range(2):
-        config = {"cluster": {"worker": workers}, "task": {"type": "worker", "index": index}}
-        command = [sys.executable, str(script), data, str(tmp_path / "out")]
-        command += ["--weights", str(tmp_path / f"w{index}.npy"), "--strategy", "multiworker"]
-        procs.append(
-            subprocess.Popen(
-                command,
-                env=_env(TF_CONFIG=json.dumps(config)),
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-            )
-        )
-    try:
-        outputs = [p.communicate(timeout=240) for p in procs]
-    finally:
-        for p in procs:
-            if p.poll() is None:
-                p.kill()
-    for p, (_, err) in zip(procs, outputs, strict=True):
-        assert p.returncode == 0, err[-3000:]
+    outputs = _run_two_workers(
+        lambda index: [
+            sys.executable,
+            str(script),
+            data,
+            str(tmp_path / "out"),
+            "--weights",
+            str(tmp_path / f"w{index}.npy"),
+            "--strategy",
+            "multiworker",
+        ]
+    )
     shards = [[x for x in out.splitlines() if x.startswith("SHARD")][0] for out, _ in outputs]
     assert shards == [
         "SHARD 0 of 2: 20 kept pairs; 7 steps",
