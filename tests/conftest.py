@@ -1,4 +1,5 @@
-"""Shared pytest set-up: quiet TensorFlow, the corpora folder, a clean dtype policy."""
+"""Shared pytest set-up: quiet TensorFlow, the corpora folder, a clean dtype policy, and
+Multi30k slices with small tokenizers trained once."""
 
 import os
 from pathlib import Path
@@ -27,3 +28,30 @@ def _restore_dtype_policy():
     keras.mixed_precision.set_dtype_policy("float32")
     yield
     keras.mixed_precision.set_dtype_policy("float32")
+
+
+@pytest.fixture(scope="session")
+def multi30k_train():
+    from zoo.data import load_corpus
+    from zoo.data.paths import data_dir
+
+    if not (data_dir() / "multi30k" / "train.de").is_file():
+        pytest.skip(f"Multi30k not found in {data_dir()}; set ZOO_DATA_DIR.")
+    return load_corpus("multi30k", "de", "en", "train")
+
+
+@pytest.fixture(scope="session")
+def small_corpus(multi30k_train):
+    return multi30k_train.take(600)
+
+
+@pytest.fixture(scope="session")
+def tokenizer_pair(multi30k_train):
+    """(German, English) SentencePiece tokenizers of 500 pieces, on 2000 training lines."""
+    from zoo.text import train_tokenizer
+
+    part = multi30k_train.take(2000)
+    return (
+        train_tokenizer("sentencepiece", part.source, vocab_size=500),
+        train_tokenizer("sentencepiece", part.target, vocab_size=500),
+    )

@@ -1,32 +1,6 @@
-"""Fixtures for tests/data: real corpora slices and small tokenizers trained once."""
+"""Fixtures for tests/data (the corpora slices and tokenizers are in tests/conftest.py)."""
 
 import pytest
-
-from zoo.data import load_corpus
-from zoo.data.paths import data_dir
-from zoo.text import train_tokenizer
-
-
-@pytest.fixture(scope="session")
-def multi30k_train():
-    if not (data_dir() / "multi30k" / "train.de").is_file():
-        pytest.skip(f"Multi30k not found in {data_dir()}; set ZOO_DATA_DIR.")
-    return load_corpus("multi30k", "de", "en", "train")
-
-
-@pytest.fixture(scope="session")
-def small_corpus(multi30k_train):
-    return multi30k_train.take(600)
-
-
-@pytest.fixture(scope="session")
-def tokenizer_pair(multi30k_train):
-    """(German, English) SentencePiece tokenizers of 500 pieces, on 2000 training lines."""
-    part = multi30k_train.take(2000)
-    return (
-        train_tokenizer("sentencepiece", part.source, vocab_size=500),
-        train_tokenizer("sentencepiece", part.target, vocab_size=500),
-    )
 
 
 @pytest.fixture

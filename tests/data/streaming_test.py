@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from zoo.data import (
+    StreamCounter,
     StreamedCorpus,
     count_stream,
     make_dataset,
@@ -142,6 +143,24 @@ def test_counts_drops_and_the_length_of_every_batching(files, tokenizer_pair):
     with pytest.raises(ValueError, match="buckets' with max_length=None needs the counts"):
         stream_dataset(stream, *tokenizer_pair, batching="buckets", max_length=None)
     stream_dataset(stream, *tokenizer_pair, batching="buckets", max_length=12)  # no counts
+
+
+def test_counter_counts_as_it_streams_what_the_counting_pass_counts(files, tokenizer_pair):
+    stream = open_stream(str(files / "{split}"), "de", "en", "train")
+    counts = count_stream(stream, *tokenizer_pair, max_length=12)  # NumPy's `usable` rule
+    counter = StreamCounter(max_length=12)
+    dataset = stream_dataset(
+        stream, *tokenizer_pair, batch_size=16, max_length=12, shuffle_buffer=64, counter=counter
+    )
+    assert counter.counts()["pairs"] == 0  # nothing read before the first batch is asked for
+    batches = _arrays(dataset)
+    want = {key: counts[key] for key in ("pairs", "kept", "too_long", "empty", "max_length")}
+    assert counter.counts() == want and counts["too_long"] > 0
+    assert sum(len(y) for _, _, y in batches) == counts["kept"]
+    _arrays(dataset)  # a second epoch adds to the counts
+    assert counter.counts()["pairs"] == 2 * counts["pairs"]
+    with pytest.raises(ValueError, match="the counter counts for max_length=12, received"):
+        stream_dataset(stream, *tokenizer_pair, max_length=20, counter=counter)
 
 
 def test_bad_files_raise_with_file_and_line(tmp_path, tokenizer_pair):

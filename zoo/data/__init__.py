@@ -4,7 +4,8 @@
 `corpus.dataset(...)`) -> batches `({"source_ids", "target_ids"}, target_out_ids)`.
 Corpora too large for memory: `open_stream(...)` -> `StreamedCorpus`, `count_stream(...)`,
 `stream_dataset(...)` -> the same batches, read from disk each epoch (zoo.data.streaming);
-`worker_stream(...)` -> each worker's shard of them, for multi-worker training.
+`worker_stream(...)` -> each worker's shard of them, for multi-worker training;
+`StreamCounter` counts the pairs a stream reads and drops as it trains.
 Local corpora live in `$ZOO_DATA_DIR` (default: `shared/data` beside the checkout).
 """
 
@@ -20,6 +21,7 @@ from zoo.data.pipeline import (
     token_lengths,
 )
 from zoo.data.splits import assign_splits
+from zoo.data.stream_counter import StreamCounter
 from zoo.data.stream_pipeline import (
     DEFAULT_SHUFFLE_BUFFER,
     count_stream,
@@ -42,6 +44,7 @@ __all__ = [
     "Corpus",
     "DEFAULT_SHUFFLE_BUFFER",
     "NAMED_TFDS",
+    "StreamCounter",
     "StreamedCorpus",
     "check",
     "count_stream",

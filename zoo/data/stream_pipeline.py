@@ -121,6 +121,7 @@ def stream_dataset(
     drop_remainder=False,
     deterministic=True,
     steps=None,
+    counter=None,
 ):
     """A `tf.data.Dataset` of training batches read from `corpus` (a `StreamedCorpus`).
 
@@ -142,6 +143,8 @@ def stream_dataset(
             that train together need it: each step's all-reduce waits for every worker, so
             they must all run the same number of steps although their shards hold slightly
             different numbers of batches. None (default): one pass.
+        counter: a `zoo.data.StreamCounter` for the same `max_length`: counts the pairs the
+            pipeline reads, keeps and drops as it reads them (None: not counted).
         Other arguments: as `make_dataset`.
 
     Returns:
@@ -153,6 +156,11 @@ def stream_dataset(
     pool_batches = check_int("stream_dataset", "pool_batches", pool_batches)
     shuffle_buffer = check_int("stream_dataset", "shuffle_buffer", shuffle_buffer)
     _check_batching(batching, None)
+    if counter is not None and counter.max_length != max_length:
+        raise ValueError(
+            f"stream_dataset: the counter counts for max_length={counter.max_length}, "
+            f"received max_length={max_length}."
+        )
     if counts is not None and counts.get("max_length") != max_length:
         raise ValueError(
             f"stream_dataset: counts were made with max_length={counts.get('max_length')}, "
@@ -171,7 +179,7 @@ def stream_dataset(
     if shuffle:
         dataset = dataset.shuffle(shuffle_buffer, seed=seed, reshuffle_each_iteration=True)
     dataset = _tokenized_stream(
-        corpus, dataset, source_tokenizer, target_tokenizer, max_length, deterministic
+        corpus, dataset, source_tokenizer, target_tokenizer, max_length, deterministic, counter
     )
     longest = _longest(counts) if counts is not None else (max_length or _UNBOUNDED) + 1
     if batching == "pools":  # from the chunks: no step per pair (12k -> 34k pairs/s here)
@@ -235,20 +243,24 @@ def worker_stream(corpus, source_tokenizer, target_tokenizer, *, batch_size, ste
 
 
 def _tokenized_stream(
-    corpus, records, source_tokenizer, target_tokenizer, max_length, deterministic
+    corpus, records, source_tokenizer, target_tokenizer, max_length, deterministic, counter
 ):
     """Raw records -> chunks (ragged batches of up to TOKENIZE_BATCH rows) of the usable pairs
     as `({"source_ids", "target_ids"}, target_out_ids)`: normalised, tokenized and filtered
-    by length a chunk at a time."""
+    by length a chunk at a time (and counted, when `counter` is a `StreamCounter`)."""
 
     def tokenize(*batch):
         sources, targets = corpus.pairs_of(*batch)
         x = source_tokenizer.tokenize(sources)
         y_in, y_out = _target_rows(target_tokenizer, targets)
         source_lengths, target_lengths = x.row_lengths(), y_out.row_lengths() - 1
-        keep = (source_lengths > 0) & (target_lengths > 0)  # `usable`'s rule, in the graph
+        empty = (source_lengths == 0) | (target_lengths == 0)  # `usable`'s rule, in the graph
+        too_long = tf.zeros_like(empty)
         if max_length is not None:
-            keep &= (source_lengths <= max_length) & (target_lengths <= max_length)
+            too_long = ~empty & ((source_lengths > max_length) | (target_lengths > max_length))
+        keep = ~(empty | too_long)
+        if counter is not None:
+            counter.add(empty, too_long)
         x, y_in, y_out = (tf.ragged.boolean_mask(rows, keep) for rows in (x, y_in, y_out))
         return {"source_ids": x, "target_ids": y_in}, y_out
 

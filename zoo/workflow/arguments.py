@@ -177,7 +177,8 @@ def _add_corpus_flags(data):
         default=None,
         help="streamed corpora: batches per epoch for the progress bar and the learning-rate "
         "schedule, instead of counting them in one pass before training (the count is "
-        "cached in --out beside the vocabulary; an epoch still ends where the data ends)",
+        "cached in --out beside the vocabulary; an epoch still ends where the data ends, and "
+        "the pairs the length filter dropped are then reported after the first epoch)",
     )
     data.add_argument(
         "--tokenizer-sample",

@@ -7,7 +7,8 @@ Two paths, chosen by `--streaming` (zoo.workflow.arguments):
   disk each epoch, shuffled in a bounded buffer, batched in sorted pools; memory does not
   grow with the corpus. The validation and test splits are read whole (they are small).
   The counting pass (`count_stream`: kept and dropped pairs, batches per epoch) runs once and
-  is cached in `<out>/stream_counts.json` beside the vocabulary; `--steps-per-epoch` skips it.
+  is cached in `<out>/stream_counts.json` beside the vocabulary; `--steps-per-epoch` skips it,
+  and a `StreamCounter` then counts the drops as the first epoch reads the stream.
 """
 
 import hashlib
@@ -15,9 +16,11 @@ import json
 import os
 import shutil
 
+import keras
 import tensorflow as tf
 
 from zoo.data import (
+    StreamCounter,
     StreamedCorpus,
     count_stream,
     load_corpus,
@@ -142,7 +145,8 @@ def _write_vocabulary(tokenizer, path):
 
 
 def pipelines(args, train, val, tokenizers, out, chief, say):
-    """(train_data(epoch) -> dataset, val_data, steps per epoch or None).
+    """(train_data(epoch) -> dataset, val_data, steps per epoch or None, callbacks): the
+    callbacks (for `zoo.training.train`) report what the data pipeline saw while training.
 
     A streamed corpus under --strategy multiworker gives `PerWorkerDataset`s: each worker
     reads its own shard, the same number of steps as the others (zoo.data.worker_stream)."""
@@ -171,16 +175,21 @@ def pipelines(args, train, val, tokenizers, out, chief, say):
     def train_data(epoch):
         return first_epoch if epoch == 0 else epoch_data(epoch)
 
-    return train_data, val_data, len(first_epoch)
+    return train_data, val_data, len(first_epoch), []
 
 
 def _streamed(args, train, tokenizers, out, chief, say, val_data):
-    """`pipelines` for a streamed training split."""
+    """`pipelines` for a streamed training split. The drops are reported before training
+    by the counting pass, or with --steps-per-epoch (no count) after the first epoch, from
+    what it read (on one worker; under multiworker only the counting pass reports them)."""
     counts = None
     steps = args.steps_per_epoch
     if steps is None:
         counts = _counts(args, train, tokenizers, out, chief, say)
         steps = stream_steps(counts, args.batch_size, args.batching)
+    counter = None
+    if counts is None and args.strategy != "multiworker":
+        counter = StreamCounter(args.max_length)
 
     def options(epoch):  # seeded per epoch: a resumed run reads the same batches
         return dict(
@@ -201,14 +210,46 @@ def _streamed(args, train, tokenizers, out, chief, say, val_data):
             )
             return PerWorkerDataset(make, steps)
 
-        return train_data, val_data, steps
+        return train_data, val_data, steps, []
 
     def train_data(epoch):
         return stream_dataset(
-            train, *tokenizers, batch_size=args.batch_size, counts=counts, **options(epoch)
-        )
+            train, *tokenizers, batch_size=args.batch_size, counts=counts, counter=counter,
+            **options(epoch),
+        )  # fmt: skip
 
-    return train_data, val_data, steps
+    callbacks = [] if counter is None else [_DropReport(counter, f"{args.data} train", say)]
+    return train_data, val_data, steps, callbacks
+
+
+class _DropReport(keras.callbacks.Callback):
+    """Reports, at the end of the first epoch a run trains (or at the end of training when
+    that comes first), the pairs its stream has read so far and what the length filter
+    dropped of them (`report_drops`' warning and one line)."""
+
+    def __init__(self, counter, what, say):
+        super().__init__()
+        self.counter, self.what, self.say = counter, what, say
+        self.done = False
+
+    def on_epoch_end(self, epoch, logs=None):
+        self._report(f"epoch {epoch + 1}")
+
+    def on_train_end(self, logs=None):
+        self._report("end of training")
+
+    def _report(self, when):
+        if self.done:
+            return
+        self.done = True
+        counts = self.counter.counts()
+        self.say(
+            f"Stream, {when}: read {counts['pairs']:,} pairs so far; kept {counts['kept']:,} "
+            f"({counts['too_long']:,} longer than {counts['max_length']} tokens, "
+            f"{counts['empty']:,} without tokens)"
+        )
+        if counts["pairs"]:
+            report_drops(counts, self.what)
 
 
 def _counts(args, train, tokenizers, out, chief, say):

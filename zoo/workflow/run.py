@@ -200,7 +200,7 @@ def _run(build_model, args, strategy, chief, say, started):
         f"Vocabularies: {tokenizers[0].vocab_size} ({args.source_lang}), "
         f"{tokenizers[1].vocab_size} ({args.target_lang})"
     )
-    train_data, val_data, steps_per_epoch = recipe_data.pipelines(
+    train_data, val_data, steps_per_epoch, data_callbacks = recipe_data.pipelines(
         args, train, val, tokenizers, out, chief, say
     )
     with strategy.scope():
@@ -216,7 +216,7 @@ def _run(build_model, args, strategy, chief, say, started):
     say(f"Model {model.name}: {int(model.count_params()):,} parameters")
     say(_optimizer_note(args, steps_per_epoch, dropout))
     data = (train_data, val_data, steps_per_epoch)
-    summary = _train(args, model, optimizer, data, strategy, out, say)
+    summary = _train(args, model, optimizer, data, strategy, out, say, data_callbacks)
     if not chief:
         return {"training": summary}
     from zoo.workflow.selection import select_model  # noqa: PLC0415 (needs the translator)
@@ -247,8 +247,10 @@ def _run(build_model, args, strategy, chief, say, started):
     return metrics
 
 
-def _train(args, model, optimizer, data, strategy, out, say):
+def _train(args, model, optimizer, data, strategy, out, say, callbacks):
     train_data, val_data, steps_per_epoch = data
+    if args.max_minutes:
+        callbacks = [*callbacks, training.TimeLimit(args.max_minutes)]
     cap = f", at most {args.max_steps} steps" if args.max_steps else ""
     if args.label_smoothing:
         cap += f", label smoothing {args.label_smoothing}"
@@ -272,7 +274,7 @@ def _train(args, model, optimizer, data, strategy, out, say):
         jit_compile=args.jit_compile,
         label_smoothing=args.label_smoothing,
         loss_normalization=args.loss_normalization,
-        callbacks=[training.TimeLimit(args.max_minutes)] if args.max_minutes else None,
+        callbacks=callbacks or None,
         verbose=1 if say.enabled else 0,  # the chief's progress bar
     )
 
