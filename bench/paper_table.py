@@ -1,9 +1,10 @@
 """The table of paper rows: every recipe trained at its defaults for the same epochs.
 
 Each row runs `python recipes/<recipe>.py --epochs N --max-minutes 0 --out OUT/<row>` (plus
-the row's own flags) in a subprocess, alone, and reads its `metrics.json`. A row whose
-`metrics.json` exists is reused, so the table can be filled over several sessions
-(`--rows` picks some). The output is `OUT/table.md` (markdown, one line per row: recipe,
+the row's own flags) in a subprocess, alone, and reads its `metrics.json`. A finished row's
+`metrics.json` is also recorded in git, as `bench/paper_table/<row>.json` (a few kB), and a
+row recorded there for the same number of epochs is reused, so the table can be filled
+over several sessions and machines (`--rows` picks some). The output is `OUT/table.md` (markdown, one line per row: recipe,
 parameters, epochs, training minutes, best validation and test perplexity, test BLEU greedy
 and beam, chrF, beam BLEU by source length) and `OUT/bleu_by_length.png` (every row's beam
 BLEU by source length: Bahdanau et al. 2014, fig. 2, for all rows).
@@ -26,7 +27,9 @@ import subprocess
 import sys
 import time
 
-from common import OUT_DIR, REPO_DIR
+from common import BENCH_DIR, OUT_DIR, REPO_DIR
+
+RECORDED_DIR = BENCH_DIR / "paper_table"  # tracked: one finished row's metrics.json each
 
 # label -> (recipe, extra flags, the paper's row it reproduces)
 ROWS = {
@@ -82,12 +85,25 @@ def command(label, epochs, out):
     ]
 
 
+def recorded(label, epochs):
+    """The row's recorded metrics (bench/paper_table/<label>.json) when it was trained for
+    `epochs` epochs, else None."""
+    path = RECORDED_DIR / f"{label}.json"
+    if not path.exists():
+        return None
+    metrics = json.loads(path.read_text())
+    return metrics if metrics["args"]["epochs"] == epochs else None
+
+
 def run_row(label, epochs, out):
-    """Trains and evaluates one row (its log in OUT/<label>.log); returns its metrics."""
+    """Trains and evaluates one row (its log in OUT/<label>.log), records its metrics in
+    bench/paper_table/<label>.json and returns them; a row recorded for `epochs` epochs is
+    reused."""
+    metrics = recorded(label, epochs)
+    if metrics is not None:
+        print(f"{label}: reusing {RECORDED_DIR / label}.json", flush=True)
+        return metrics
     metrics_path = out / label / "metrics.json"
-    if metrics_path.exists():
-        print(f"{label}: reusing {metrics_path}", flush=True)
-        return json.loads(metrics_path.read_text())
     argv = command(label, epochs, out)
     print(f"{label}: {' '.join(argv[1:])}", flush=True)
     started = time.perf_counter()
@@ -96,6 +112,8 @@ def run_row(label, epochs, out):
     if code != 0 or not metrics_path.exists():
         raise SystemExit(f"{label}: the recipe failed (exit {code}); see {out / label}.log")
     print(f"{label}: done in {(time.perf_counter() - started) / 60:.1f} min", flush=True)
+    RECORDED_DIR.mkdir(exist_ok=True)
+    (RECORDED_DIR / f"{label}.json").write_text(metrics_path.read_text())
     return json.loads(metrics_path.read_text())
 
 
@@ -166,11 +184,14 @@ def main(argv=None):
     parser.add_argument(
         "--out",
         default=str(OUT_DIR / "paper_table"),
-        help="output folder; finished rows there are reused (default: bench/out/paper_table)",
+        help="output folder: the rows' runs and logs, table.md, bleu_by_length.png "
+        "(default: bench/out/paper_table)",
     )
     parser.add_argument("--list", action="store_true", help="print the rows' commands and exit")
     parser.add_argument(
-        "--table-only", action="store_true", help="train nothing: tabulate the finished rows"
+        "--table-only",
+        action="store_true",
+        help="train nothing: tabulate the rows recorded in bench/paper_table/",
     )
     args = parser.parse_args(argv)
     labels = list(ROWS) if args.rows == "all" else args.rows.split(",")
@@ -187,8 +208,7 @@ def main(argv=None):
         return
     results = {}
     for label in labels:
-        done = (out / label / "metrics.json").exists()
-        if args.table_only and not done:
+        if args.table_only and recorded(label, args.epochs) is None:
             continue
         results[label] = run_row(label, args.epochs, out)
     if results:
