@@ -4,10 +4,11 @@ Each row runs `python recipes/<recipe>.py --epochs N --max-minutes 0 --out OUT/<
 the row's own flags) in a subprocess, alone, and reads its `metrics.json`. A finished row's
 `metrics.json` is also recorded in git, as `bench/paper_table/<row>.json` (a few kB), and a
 row recorded there for the same number of epochs is reused, so the table can be filled
-over several sessions and machines (`--rows` picks some). The output is `OUT/table.md` (markdown, one line per row: recipe,
-parameters, epochs, training minutes, best validation and test perplexity, test BLEU greedy
-and beam, chrF, beam BLEU by source length) and `OUT/bleu_by_length.png` (every row's beam
-BLEU by source length: Bahdanau et al. 2014, fig. 2, for all rows).
+over several sessions and machines (`--rows` picks some). The output is `OUT/table.md`
+(markdown, one line per row: recipe, parameters, epochs, training minutes, best validation
+and test perplexity, test BLEU greedy and beam, chrF, beam BLEU by source length) and
+`OUT/bleu_by_length.png` (every row's beam BLEU by source length: Bahdanau et al. 2014,
+fig. 2, for all rows).
 
 The epoch count is fixed (not minutes), so the table does not depend on what else the
 machine runs; the recipes' defaults stop training after 60 minutes, which `--max-minutes 0`
@@ -112,9 +113,10 @@ def run_row(label, epochs, out):
     if code != 0 or not metrics_path.exists():
         raise SystemExit(f"{label}: the recipe failed (exit {code}); see {out / label}.log")
     print(f"{label}: done in {(time.perf_counter() - started) / 60:.1f} min", flush=True)
+    text = metrics_path.read_text()
     RECORDED_DIR.mkdir(exist_ok=True)
-    (RECORDED_DIR / f"{label}.json").write_text(metrics_path.read_text())
-    return json.loads(metrics_path.read_text())
+    (RECORDED_DIR / f"{label}.json").write_text(text)
+    return json.loads(text)
 
 
 def _number(value, digits=2):

@@ -2,7 +2,7 @@
 
 import tensorflow as tf
 
-COUNTED = ("pairs", "kept", "too_long", "empty")
+COUNTED = ("pairs", "too_long", "empty")  # kept: the pairs neither too long nor empty
 
 
 class StreamCounter:
@@ -38,15 +38,13 @@ class StreamCounter:
 
     def add(self, empty, too_long):
         """Graph op: counts one chunk; `empty` and `too_long` are boolean vectors, one entry
-        a pair read (`usable`'s rule). Returns the update ops."""
+        a pair read, never both true (`usable`'s rule). Returns the update ops."""
 
         def total(flags):
             return tf.reduce_sum(tf.cast(flags, tf.int64))
 
-        dropped = tf.logical_or(empty, too_long)
         return [
             self._variables["pairs"].assign_add(tf.size(empty, out_type=tf.int64)),
-            self._variables["kept"].assign_add(total(tf.logical_not(dropped))),
             self._variables["too_long"].assign_add(total(too_long)),
             self._variables["empty"].assign_add(total(empty)),
         ]
@@ -55,5 +53,6 @@ class StreamCounter:
         """The counts so far: a dict with `count_stream`'s keys "pairs", "kept", "too_long",
         "empty" and "max_length" (no histogram)."""
         counts = {name: int(variable.numpy()) for name, variable in self._variables.items()}
+        counts["kept"] = counts["pairs"] - counts["too_long"] - counts["empty"]
         counts["max_length"] = self.max_length
         return counts
