@@ -4,11 +4,11 @@ Each row runs `python recipes/<recipe>.py --epochs N --max-minutes 0 --out OUT/<
 the row's own flags) in a subprocess, alone, and reads its `metrics.json`. A finished row's
 `metrics.json` is also recorded in git, as `bench/paper_table/<row>.json` (a few kB), and a
 row recorded there for the same number of epochs is reused, so the table can be filled
-over several sessions and machines (`--rows` picks some). The output is `OUT/table.md`
-(markdown, one line per row: recipe, parameters, epochs, training minutes, best validation
-and test perplexity, test BLEU greedy and beam, chrF, beam BLEU by source length) and
-`OUT/bleu_by_length.png` (every row's beam BLEU by source length: Bahdanau et al. 2014,
-fig. 2, for all rows).
+over several sessions and machines (`--rows` picks the rows to train). The outputs hold
+every row recorded for these epochs: `OUT/table.md` (markdown, one line per row: recipe,
+parameters, epochs, training minutes, best validation and test perplexity, test BLEU
+greedy and beam, chrF, beam BLEU by source length) and `OUT/bleu_by_length.png` (every
+row's beam BLEU by source length: Bahdanau et al. 2014, fig. 2, for all rows).
 
 The epoch count is fixed (not minutes), so the table does not depend on what else the
 machine runs; the recipes' defaults stop training after 60 minutes, which `--max-minutes 0`
@@ -193,7 +193,8 @@ def main(argv=None):
     parser.add_argument(
         "--table-only",
         action="store_true",
-        help="train nothing: tabulate the rows recorded in bench/paper_table/",
+        help="train nothing: tabulate the rows recorded in bench/paper_table/ (every run "
+        "tabulates them all, the rows it trained included)",
     )
     args = parser.parse_args(argv)
     labels = list(ROWS) if args.rows == "all" else args.rows.split(",")
@@ -208,11 +209,12 @@ def main(argv=None):
         for label in labels:
             print(f"{label}: {' '.join(command(label, args.epochs, out)[1:])}")
         return
-    results = {}
-    for label in labels:
-        if args.table_only and recorded(label, args.epochs) is None:
-            continue
-        results[label] = run_row(label, args.epochs, out)
+    if not args.table_only:
+        for label in labels:
+            run_row(label, args.epochs, out)
+    # The table and figure hold every row recorded for these epochs, in ROWS' order, so a
+    # run of some rows adds them to those of earlier sessions.
+    results = {label: m for label in ROWS if (m := recorded(label, args.epochs)) is not None}
     if results:
         write_outputs(results, out)
     else:
