@@ -123,22 +123,38 @@ def _number(value, digits=2):
     return "-" if value is None else f"{value:.{digits}f}"
 
 
+MIN_SENTENCES = 10  # a length bucket with fewer test sentences is left out of table and figure
+
+
 def _beam_rows(metrics):
     tables = metrics["bleu_by_length"]
     return tables[next(k for k in tables if k.startswith("beam"))]
 
 
+def _buckets(results):
+    """(shown, left out): the length buckets with at least MIN_SENTENCES test sentences, as
+    (index, label with its sentence count), and the labels of the others that have any."""
+    first = _beam_rows(next(iter(results.values())))
+    shown = [
+        (i, f"{r['bin']} ({r['sentences']})")
+        for i, r in enumerate(first)
+        if r["sentences"] >= MIN_SENTENCES
+    ]
+    left_out = [
+        f"{r['bin']}: {r['sentences']}" for r in first if 0 < r["sentences"] < MIN_SENTENCES
+    ]
+    return shown, left_out
+
+
 def table(results):
-    """The markdown table of finished rows (dict label -> metrics)."""
-    bins = None
-    lines = []
+    """The markdown table of finished rows (dict label -> metrics), then a line naming the
+    length buckets left out for having fewer than MIN_SENTENCES sentences."""
+    shown, left_out = _buckets(results)
+    head = "| row | paper row | params | epochs | train min | val ppl | test ppl |"
+    head += " BLEU greedy | BLEU beam | chrF |" + "".join(f" {b} |" for _, b in shown)
+    lines = [head, "|" + "---|" * (10 + len(shown))]
     for label, m in results.items():
         by_length = _beam_rows(m)
-        if bins is None:
-            bins = [r["bin"] for r in by_length]
-            head = "| row | paper row | params | epochs | train min | val ppl | test ppl |"
-            head += " BLEU greedy | BLEU beam | chrF |" + "".join(f" {b} |" for b in bins)
-            lines += [head, "|" + "---|" * (10 + len(bins))]
         training = m["training"]
         best_val = training.get("best_val_loss")
         val_ppl = None if best_val is None else math.exp(best_val)
@@ -153,20 +169,34 @@ def table(results):
             _number(m["bleu_greedy"]),
             _number(m["bleu"]),
             _number(m["chrf"]),
-            *(_number(r["bleu"]) for r in by_length),
+            *(_number(by_length[i]["bleu"]) for i, _ in shown),
         ]
         lines.append("| " + " | ".join(cells) + " |")
+    lines.append("")
+    lines.append(
+        "BLEU by source length in words, beam; the test sentences in each bucket in brackets."
+        + (
+            f" Left out, under {MIN_SENTENCES} sentences: {'; '.join(left_out)}."
+            if left_out
+            else ""
+        )
+    )
     return "\n".join(lines) + "\n"
 
 
 def write_outputs(results, out):
     from zoo.evaluation import plot_bleu_by_length
 
+    shown, _ = _buckets(results)
+    curves = {
+        label: [{**_beam_rows(m)[i], "bin": bucket.replace(" ", "\n")} for i, bucket in shown]
+        for label, m in results.items()
+    }
     (out / "table.md").write_text(table(results))
     plot_bleu_by_length(
-        {label: _beam_rows(m) for label, m in results.items()},
+        curves,
         str(out / "bleu_by_length.png"),
-        title="test2016 BLEU (beam) by source length, every row",
+        title="test2016 BLEU (beam 5) by source length, every row",
     )
     print(table(results))
     print(f"Wrote {out / 'table.md'} and {out / 'bleu_by_length.png'}")
