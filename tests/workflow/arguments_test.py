@@ -22,7 +22,7 @@ def _training(args):
 def test_defaults_per_family_and_the_papers_one_flag_away():
     luong = parse([])
     assert (luong.source_lang, luong.target_lang, luong.test_split) == ("de", "en", "test2016")
-    assert _training(luong) == ("adam", 64, 7, 4, 60.0, "tokens")
+    assert _training(luong) == ("adam", 64, 12, 9, 60.0, "tokens")
     assert luong.out.replace("\\", "/") == "saved_models/luong_global_dot"
     assert luong.resume and luong.beam_size == 5 and luong.mode == "predictive"
     assert _training(parse(["--optimizer", "paper"])) == ("luong", 128, 12, None, None, "sentences")
@@ -56,7 +56,8 @@ def test_languages_follow_the_corpus_and_either_flag():
 def test_explicit_optimizer_and_no_resume():
     args = parse(["--optimizer", "adam", "--no-resume", "--out", "o"])
     assert (args.optimizer, args.resume, args.out) == ("adam", False, "o")
-    assert args.decay_after == 4  # the default profile's halving for Adam
+    assert args.decay_after == 9  # the default profile's halving for Adam (Luong: 12 epochs)
+    assert args.epochs == 12
     assert parse(["--optimizer", "adam", "--decay-after", "5"]).decay_after == 5
     assert parse(["--optimizer", "luong"]).decay_after is None  # SGD keeps its own 5 / 8 rule
 

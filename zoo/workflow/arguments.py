@@ -58,7 +58,9 @@ PAPER_OPTIMIZERS = {
 # summed cross-entropy of a sentence (loss_normalization "sentences").
 TRAINING_DEFAULTS = {
     "bahdanau": dict(optimizer="adam", batch_size=64, epochs=10, decay_after=5, max_minutes=60.0),
-    "luong": dict(optimizer="adam", batch_size=64, epochs=7, decay_after=4, max_minutes=60.0),
+    # Luong: 12 epochs, halving after 9 (session 13: validation BLEU 40.34 against 38.51 for
+    # 7 epochs halving after 4, same seed); the 60-minute limit still stops a slow machine.
+    "luong": dict(optimizer="adam", batch_size=64, epochs=12, decay_after=9, max_minutes=60.0),
 }
 # Beam search's length penalty by family, chosen by validation BLEU (beam 5) on Multi30k
 # with the beam that keeps its finished hypotheses aside (bench/RESULTS.md, session 8):
