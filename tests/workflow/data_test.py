@@ -40,3 +40,22 @@ def test_steps_per_epoch_stream_reports_its_drops_after_the_first_epoch(
     assert f"kept {counts['kept']:,} ({counts['too_long']:,} longer than 16 tokens" in line
     (warning,) = [r.getMessage() for r in caplog.records]
     assert f"kept {counts['kept']} of {counts['pairs']} pairs" in warning
+
+
+def test_an_in_memory_corpus_logs_its_drops_once_not_every_epoch(
+    tmp_path, small_corpus, tokenizer_pair, caplog
+):
+    parser = make_parser("luong_base", "luong")
+    add_mode_argument(parser)
+    args = resolve_defaults(parser.parse_args(["--batch-size", "8", "--max-length", "12"]))
+    train, val = small_corpus.take(64), small_corpus.take(8)
+    with caplog.at_level(logging.WARNING, logger="zoo.data"):
+        train_data, _, _, _ = recipe_data.pipelines(
+            args, train, val, tokenizer_pair, str(tmp_path / "out"), True, print
+        )
+        train_data(1), train_data(2)
+    drops = [
+        r.getMessage() for r in caplog.records if "with more than max_length=12" in r.getMessage()
+    ]
+    assert len(drops) == 1, drops  # epoch 1's dataset; later epochs drop the same pairs
+    assert logging.getLogger("zoo.data").level == logging.NOTSET  # restored after each epoch
