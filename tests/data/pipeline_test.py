@@ -72,6 +72,19 @@ def test_length_filter_counts_drops(small_corpus, tokenizer_pair, caplog):
     assert max(b[0].shape[1] for b in batches) <= 15 and max(b[1].shape[1] for b in batches) <= 16
 
 
+def test_log_drops_false_keeps_the_filter_and_says_nothing(small_corpus, tokenizer_pair, caplog):
+    src_tok, tgt_tok = tokenizer_pair
+    kwargs = dict(batch_size=8, max_length=15, shuffle=False)
+    with caplog.at_level(logging.WARNING, logger="zoo.data"):
+        quiet = small_corpus.dataset(src_tok, tgt_tok, log_drops=False, **kwargs)
+    assert "kept" not in caplog.text
+    loud = small_corpus.dataset(src_tok, tgt_tok, **kwargs)
+    assert len(quiet) == len(loud)
+    for a, b in zip(_batches(quiet), _batches(loud), strict=True):
+        for array, expected in zip(a, b, strict=True):
+            np.testing.assert_array_equal(array, expected)
+
+
 def test_seeded_shuffle_is_deterministic(small_corpus, tokenizer_pair):
     src_tok, tgt_tok = tokenizer_pair
 

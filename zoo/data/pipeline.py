@@ -82,6 +82,7 @@ def make_dataset(
     cache=True,
     drop_remainder=False,
     shuffle_buffer=None,
+    log_drops=True,
 ):
     """A `tf.data.Dataset` of training batches from parallel sentences.
 
@@ -123,6 +124,8 @@ def make_dataset(
         drop_remainder: drop the smaller batches (each bucket's last one with "buckets",
             the epoch's last one otherwise).
         shuffle_buffer: shuffle buffer size; None shuffles the whole corpus.
+        log_drops: log the pairs the length filter dropped (False when the same pairs were
+            logged before, e.g. for a later epoch's dataset built with another seed).
 
     Returns:
         `tf.data.Dataset` of `({"source_ids": (B, Ts), "target_ids": (B, Tt)},
@@ -145,7 +148,7 @@ def make_dataset(
     shuffle_buffer = check_int("make_dataset", "shuffle_buffer", shuffle_buffer, allow_none=True)
     _check_batching(batching, token_budget)
     indices, lengths = _usable_pairs(
-        sources, targets, source_tokenizer, target_tokenizer, max_length
+        sources, targets, source_tokenizer, target_tokenizer, max_length, log_drops
     )
     dataset = _tokenized(
         [sources[i] for i in indices],
@@ -210,10 +213,10 @@ def usable(source_lengths, target_lengths, max_length):
     return ~(empty | too_long), empty, too_long
 
 
-def report_usable(what, pairs, kept, too_long, empty, max_length):
-    """Logs (WARNING, logger "zoo.data") what `usable` dropped; raises ValueError when no
-    pair of `pairs` is left."""
-    if kept < pairs:
+def report_usable(what, pairs, kept, too_long, empty, max_length, log=True):
+    """Logs (WARNING, logger "zoo.data", unless `log` is False) what `usable` dropped; raises
+    ValueError when no pair of `pairs` is left."""
+    if log and kept < pairs:
         logger.warning(
             "%s: kept %d of %d pairs; dropped %d with more than max_length=%s tokens and %d "
             "with no tokens.",
@@ -231,15 +234,16 @@ def report_usable(what, pairs, kept, too_long, empty, max_length):
         )
 
 
-def _usable_pairs(sources, targets, source_tokenizer, target_tokenizer, max_length):
+def _usable_pairs(sources, targets, source_tokenizer, target_tokenizer, max_length, log_drops):
     """The indices of the pairs kept (no empty side, none longer than `max_length` tokens)
-    and their lengths max(|x|, |y| + 1); logs what was dropped, raises when nothing is left."""
+    and their lengths max(|x|, |y| + 1); logs what was dropped (with `log_drops`), raises
+    when nothing is left."""
     source_lengths = token_lengths(source_tokenizer, sources)
     target_lengths = token_lengths(target_tokenizer, targets)
     keep, empty, too_long = usable(source_lengths, target_lengths, max_length)
     what = "make_dataset"
     report_usable(what, len(sources), int(keep.sum()), int(too_long.sum()), int(empty.sum()),
-                  max_length)  # fmt: skip
+                  max_length, log=log_drops)  # fmt: skip
     if not sources:
         raise ValueError("make_dataset received no sentence pairs (empty lists).")
     indices = np.flatnonzero(keep)

@@ -11,10 +11,8 @@ Two paths, chosen by `--streaming` (zoo.workflow.arguments):
   and a `StreamCounter` then counts the drops as the first epoch reads the stream.
 """
 
-import contextlib
 import hashlib
 import json
-import logging
 import os
 import shutil
 
@@ -170,32 +168,15 @@ def pipelines(args, train, val, tokenizers, out, chief, say):
             seed=args.seed + epoch,
             batching=args.batching,
             pool_batches=args.pool_batches,
+            log_drops=epoch == 0,  # later epochs drop the same pairs: said once
         )
 
     first_epoch = epoch_data(0)
 
     def train_data(epoch):
-        if epoch == 0:
-            return first_epoch
-        with _quiet(DATA_LOGGER):  # the same pairs as epoch 1's, whose drops were logged
-            return epoch_data(epoch)
+        return first_epoch if epoch == 0 else epoch_data(epoch)
 
     return train_data, val_data, len(first_epoch), []
-
-
-DATA_LOGGER = "zoo.data"  # where make_dataset logs the pairs its length filter drops
-
-
-@contextlib.contextmanager
-def _quiet(name):
-    """Raises logger `name` to ERROR for the block (a warning said once is not repeated)."""
-    logger = logging.getLogger(name)
-    level = logger.level
-    logger.setLevel(logging.ERROR)
-    try:
-        yield
-    finally:
-        logger.setLevel(level)
 
 
 def _streamed(args, train, tokenizers, out, chief, say, val_data):
