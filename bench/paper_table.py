@@ -21,6 +21,10 @@ BLEU), never by the test set.
     python bench/paper_table.py --table-only --epochs 7   # the rows recorded for 7 epochs
     python bench/paper_table.py --list               # the rows and their commands
     python bench/paper_table.py --table-only         # rewrite the table from finished rows
+    python bench/paper_table.py --rows luong_global_dot --note "beside another row"
+
+A row trained while something else ran has its train minutes marked, with the run's note
+(`--note`) under the table: its accuracy holds (a fixed number of epochs), its time does not.
 """
 
 import argparse
@@ -103,10 +107,10 @@ def recorded(label, epochs):
     return metrics if metrics["args"]["epochs"] == epochs else None
 
 
-def run_row(label, epochs, out):
+def run_row(label, epochs, out, note=None):
     """Trains and evaluates one row (its log in OUT/<label>.log), records its metrics in
-    bench/paper_table/<label>.json and returns them; a row recorded for `epochs` epochs is
-    reused."""
+    bench/paper_table/<label>.json (with `note`, if given, as "run_note") and returns them; a
+    row recorded for `epochs` epochs is reused."""
     metrics = recorded(label, epochs)
     if metrics is not None:
         print(f"{label}: reusing {recorded_path(label, epochs)}", flush=True)
@@ -120,10 +124,12 @@ def run_row(label, epochs, out):
     if code != 0 or not metrics_path.exists():
         raise SystemExit(f"{label}: the recipe failed (exit {code}); see {out / label}.log")
     print(f"{label}: done in {(time.perf_counter() - started) / 60:.1f} min", flush=True)
-    text = metrics_path.read_text()
+    metrics = json.loads(metrics_path.read_text())
+    if note:
+        metrics["run_note"] = note
     recorded_path(label, epochs).parent.mkdir(parents=True, exist_ok=True)
-    recorded_path(label, epochs).write_text(text)
-    return json.loads(text)
+    recorded_path(label, epochs).write_text(json.dumps(metrics, indent=2) + "\n")
+    return metrics
 
 
 def _number(value, digits=2):
@@ -160,7 +166,11 @@ def table(results):
     head = "| row | paper row | params | epochs | train min | val ppl | test ppl |"
     head += " BLEU greedy | BLEU beam | chrF |" + "".join(f" {b} |" for _, b in shown)
     lines = [head, "|" + "---|" * (10 + len(shown))]
+    notes = {}  # run note -> its mark, in order of first use
     for label, m in results.items():
+        mark = ""
+        if m.get("run_note"):
+            mark = notes.setdefault(m["run_note"], f" [{len(notes) + 1}]")
         by_length = _beam_rows(m)
         training = m["training"]
         best_val = training.get("best_val_loss")
@@ -170,7 +180,7 @@ def table(results):
             ROWS[label][2] if label in ROWS else "-",
             f"{m['parameters']:,}",
             _number(m["epochs"], 2),
-            _number(m["train_time_s"] / 60, 1),
+            _number(m["train_time_s"] / 60, 1) + mark,
             _number(val_ppl),
             _number(m["ppl"]),
             _number(m["bleu_greedy"]),
@@ -188,6 +198,7 @@ def table(results):
             else ""
         )
     )
+    lines.extend(f"{mark.strip()} Train minutes: {note}." for note, mark in notes.items())
     return "\n".join(lines) + "\n"
 
 
@@ -234,6 +245,11 @@ def main(argv=None):
         help="train nothing: tabulate the rows recorded in bench/paper_table/ (every run "
         "tabulates them all, the rows it trained included)",
     )
+    parser.add_argument(
+        "--note",
+        help="recorded with each row this run trains, and shown under the table beside its "
+        "train minutes: say here what else ran (e.g. 'two rows at a time, one thread each')",
+    )
     args = parser.parse_args(argv)
     labels = list(ROWS) if args.rows == "all" else args.rows.split(",")
     unknown = [label for label in labels if label not in ROWS]
@@ -249,7 +265,7 @@ def main(argv=None):
         return
     if not args.table_only:
         for label in labels:
-            run_row(label, args.epochs, out)
+            run_row(label, args.epochs, out, args.note)
     # The table and figure hold every row recorded for these epochs, in ROWS' order, so a
     # run of some rows adds them to those of earlier sessions.
     results = {label: m for label in ROWS if (m := recorded(label, args.epochs)) is not None}
