@@ -198,7 +198,9 @@ def table(results):
             else ""
         )
     )
-    lines.extend(f"{mark.strip()} Train minutes: {note}." for note, mark in notes.items())
+    if notes:  # one list item per note, so that markdown keeps them on separate lines
+        lines.append("")
+        lines.extend(f"- {mark.strip()} Train minutes: {note}." for note, mark in notes.items())
     return "\n".join(lines) + "\n"
 
 
