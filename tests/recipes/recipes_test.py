@@ -145,12 +145,19 @@ def test_plain_rerun_resumes_and_changed_settings_are_refused(data_dir, tmp_path
     settings = json.loads((out / "run.json").read_text())
     del settings["streaming"], settings["tokenizer_sample"]
     (out / "run.json").write_text(json.dumps(settings))
+    # No epoch ended, so the 60-minute limit made no plan; a plan found on resume is kept.
+    assert first["training"]["time_plan"] is None
+    plan = {"epochs": 12, "configured_decay_after_epochs": 9, "decay_after_epochs": 2}
+    (out / "checkpoints" / "time_plan.json").write_text(json.dumps(plan))
     second = run_recipe(
         "luong_base", out, "--max-steps", "5", "--no-export", "--attention-plots", "0"
     )
     assert second["steps"] == 5
     assert second["training"]["resumed_from_step"] == 3
-    assert "Resuming from step 3" in capsys.readouterr().out
+    assert second["training"]["time_plan"] == plan
+    printed = capsys.readouterr().out
+    assert "Resuming from step 3" in printed
+    assert "Keeping this run's time plan: halving after epoch 2" in printed
     # Two checkpoints now (steps 3 and 5): the run scored the best one and their mean on
     # validation, and translator.json names the one with the higher BLEU.
     selection = second["selection"]

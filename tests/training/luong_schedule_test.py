@@ -3,8 +3,9 @@
 import keras
 import numpy as np
 import pytest
+import tensorflow as tf
 
-from zoo.training import LuongSchedule, make_optimizer
+from zoo.training import LuongSchedule, halving_schedule, make_optimizer
 
 
 @pytest.mark.parametrize(
@@ -111,3 +112,24 @@ def test_decay_after_epochs_needs_steps_per_epoch():
         make_optimizer("adam", decay_after_epochs=3)
     # Without decay, Adam stays a constant rate.
     assert float(make_optimizer("adam", steps_per_epoch=10).learning_rate) == pytest.approx(1e-3)
+
+
+def test_moving_the_halving_reaches_a_compiled_step():
+    # The start of the halving is a variable: a step traced before the move follows it.
+    optimizer = make_optimizer("adam", steps_per_epoch=10, decay_after_epochs=5)
+    schedule = halving_schedule(optimizer)
+    assert isinstance(schedule, LuongSchedule)
+    rate = tf.function(lambda: schedule(optimizer.iterations))
+    optimizer.iterations.assign(35)  # epoch 4 (1-based), before the halving
+    assert float(rate()) == pytest.approx(1e-3)
+    schedule.set_decay_after_epochs(2)
+    assert float(rate()) == pytest.approx(1e-3 / 4)  # epochs 3 and 4 halved
+    assert schedule.get_config()["decay_after_epochs"] == 2
+    with pytest.raises(ValueError, match="decay_after_epochs must be an int >= 0"):
+        schedule.set_decay_after_epochs(-1)
+
+
+def test_halving_schedule_is_none_without_halving():
+    assert halving_schedule(make_optimizer("adam")) is None
+    wrapped = keras.optimizers.LossScaleOptimizer(make_optimizer("luong", steps_per_epoch=3))
+    assert halving_schedule(wrapped).decay_after_epochs == 5

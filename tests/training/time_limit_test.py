@@ -1,9 +1,10 @@
+import json
 import time
 
 import keras
 import pytest
 
-from zoo.training import TimeLimit
+from zoo.training import LuongSchedule, TimeLimit, plan_halving, restore_time_plan
 
 
 class _Model:
@@ -29,3 +30,90 @@ def test_stops_only_after_the_budget(monkeypatch):
 def test_rejects_bad_budget(minutes):
     with pytest.raises(ValueError, match="minutes"):
         TimeLimit(minutes)
+
+
+def test_a_schedule_needs_the_epochs():
+    with pytest.raises(ValueError, match="epochs must be an int >= 1; received None"):
+        TimeLimit(60, schedule=LuongSchedule(steps_per_epoch=10))
+
+
+@pytest.mark.parametrize(
+    "fit, epochs, decay_after, done, expected",
+    [
+        (13.0, 12, 9, 1, 9),  # 12 epochs fit: the schedule's own halving after 9
+        (12.0, 12, 9, 1, 9),
+        (11.5, 12, 9, 1, 9),  # 9 * 11.5 / 12 = 8.6: still 9
+        (11.0, 12, 9, 1, 8),  # 8.25
+        (6.8, 12, 9, 1, 5),  # a slow machine: 5.1, epochs 6 and most of 7 halved
+        (4.5, 10, 5, 1, 2),  # Bahdanau's 10 epochs halving after 5, in 4.5: 2.25
+        (0.5, 12, 9, 1, 1),  # never before the epochs already done (0.4 rounds to 0)
+    ],
+)
+def test_plan_shrinks_the_schedule_to_the_time(fit, epochs, decay_after, done, expected):
+    plan = plan_halving(fit, epochs=epochs, decay_after_epochs=decay_after, epochs_done=done)
+    assert plan["decay_after_epochs"] == expected
+    assert plan["configured_decay_after_epochs"] == decay_after and plan["epochs"] == epochs
+
+
+def test_plan_without_halved_epochs_changes_nothing():
+    assert (
+        plan_halving(3.0, epochs=10, decay_after_epochs=10, epochs_done=1)["decay_after_epochs"]
+        == 10
+    )
+
+
+def _epoch(callback, clock, first_step, steps, seconds_per_step):
+    for step in range(first_step + 1, first_step + steps + 1):
+        clock[0] += seconds_per_step
+        callback.on_train_batch_end(step, {"step": step})
+
+
+def test_plans_the_halving_after_the_first_epoch_and_keeps_it(monkeypatch, tmp_path):
+    clock = [0.0]
+    monkeypatch.setattr(time, "monotonic", lambda: clock[0])
+    schedule = LuongSchedule(steps_per_epoch=100, decay_after_epochs=9)
+    path = tmp_path / "checkpoints" / "time_plan.json"
+    callback = TimeLimit(10, schedule=schedule, epochs=12, plan_path=str(path), verbose=0)
+    callback.set_model(keras.Sequential([keras.Input((1,)), keras.layers.Dense(1)]))
+    callback.set_params({"epochs": 12, "steps": 100})
+    callback.on_train_begin()
+    _epoch(callback, clock, 0, 100, 0.85)  # 85 s an epoch: 600 s fit 7.06 epochs
+    callback.on_epoch_end(0)
+    assert schedule.decay_after_epochs == 5  # 9 * 7.06 / 12 = 5.3
+    assert float(schedule(499)) == 1.0 and float(schedule(500)) == 0.5
+    plan = json.loads(path.read_text())
+    assert plan["decay_after_epochs"] == 5 and plan["epochs_fit"] == pytest.approx(7.06, abs=0.01)
+    # Later epochs, slower or faster, do not plan again.
+    _epoch(callback, clock, 100, 100, 0.1)
+    callback.on_epoch_end(1)
+    assert schedule.decay_after_epochs == 5
+    # A resumed run applies the recorded plan to a fresh schedule and does not replan.
+    fresh = LuongSchedule(steps_per_epoch=100, decay_after_epochs=9)
+    assert restore_time_plan(str(path), fresh)["decay_after_epochs"] == 5
+    assert fresh.decay_after_epochs == 5
+    again = TimeLimit(10, schedule=fresh, epochs=12, plan_path=str(path), verbose=0)
+    again.set_params({"epochs": 12, "steps": 100})
+    again.on_train_begin()
+    _epoch(again, clock, 200, 100, 0.1)
+    again.on_epoch_end(2)
+    assert fresh.decay_after_epochs == 5
+
+
+def test_a_budget_that_fits_leaves_the_schedule(monkeypatch, tmp_path):
+    clock = [0.0]
+    monkeypatch.setattr(time, "monotonic", lambda: clock[0])
+    schedule = LuongSchedule(steps_per_epoch=100, decay_after_epochs=9)
+    callback = TimeLimit(60, schedule=schedule, epochs=12, verbose=0)
+    callback.set_params({"epochs": 12, "steps": 100})
+    callback.on_train_begin()
+    _epoch(callback, clock, 0, 100, 1.0)  # 100 s an epoch: 36 epochs fit
+    callback.on_epoch_end(0)
+    assert schedule.decay_after_epochs == 9 and callback.plan["epochs_fit"] == 36.0
+
+
+def test_a_damaged_plan_is_named(tmp_path):
+    path = tmp_path / "time_plan.json"
+    path.write_text("{not json")
+    with pytest.raises(ValueError, match="time_plan.json is not a time plan"):
+        restore_time_plan(str(path), LuongSchedule(steps_per_epoch=3))
+    assert restore_time_plan(str(tmp_path / "none.json"), LuongSchedule(steps_per_epoch=3)) is None

@@ -29,13 +29,14 @@ from zoo.training.luong_schedule import LuongSchedule
 from zoo.training.optimizers import (
     OPTIMIZERS,
     default_loss_normalization,
+    halving_schedule,
     luong_decay_after,
     make_optimizer,
 )
 from zoo.training.per_worker import PerWorkerDataset
 from zoo.training.precision import PRECISIONS, needs_loss_scaling, set_precision
 from zoo.training.strategy import STRATEGIES, is_chief, make_strategy
-from zoo.training.time_limit import TimeLimit
+from zoo.training.time_limit import TimeLimit, plan_halving, restore_time_plan
 from zoo.training.trainer import TrainingInterrupted, evaluate, train
 
 __all__ = [
@@ -52,6 +53,7 @@ __all__ = [
     "average_checkpoints",
     "default_loss_normalization",
     "evaluate",
+    "halving_schedule",
     "is_chief",
     "keras_loss",
     "loss_denominator",
@@ -64,6 +66,8 @@ __all__ = [
     "masked_token_stats",
     "needs_loss_scaling",
     "perplexity",
+    "plan_halving",
+    "restore_time_plan",
     "set_precision",
     "train",
 ]

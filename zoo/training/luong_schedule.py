@@ -20,6 +20,10 @@ class LuongSchedule(keras.optimizers.schedules.LearningRateSchedule):
 
     so epochs 1..5 (0-based 0..4) use 1.0, the 6th uses 0.5, the 7th 0.25, ...
 
+    `decay_after_epochs` is held in a variable, so `set_decay_after_epochs` moves the start
+    of the halving while training, also inside a compiled train step (`TimeLimit` does it
+    when a time limit would stop training before the halving).
+
     Args:
         steps_per_epoch: optimizer steps in one epoch (> 0).
         initial_learning_rate: rate before decay starts (1.0 in the paper).
@@ -54,11 +58,22 @@ class LuongSchedule(keras.optimizers.schedules.LearningRateSchedule):
         self.initial_learning_rate = float(initial_learning_rate)
         self.decay_after_epochs = int(decay_after_epochs)
         self.decay_factor = float(decay_factor)
+        self._decay_start = keras.Variable(
+            float(decay_after_epochs), dtype="float32", trainable=False, name="decay_after_epochs"
+        )
+
+    def set_decay_after_epochs(self, decay_after_epochs):
+        """Starts the halving after `decay_after_epochs` full-rate epochs (an int >= 0)."""
+        decay_after_epochs = check_int(
+            "LuongSchedule", "decay_after_epochs", decay_after_epochs, minimum=0
+        )
+        self.decay_after_epochs = int(decay_after_epochs)
+        self._decay_start.assign(float(decay_after_epochs))
 
     def __call__(self, step):
         step = ops.cast(step, "int64")
-        epoch = ops.floor_divide(step, self.steps_per_epoch)
-        exponent = ops.maximum(ops.cast(epoch - self.decay_after_epochs + 1, "float32"), 0.0)
+        epoch = ops.cast(ops.floor_divide(step, self.steps_per_epoch), "float32")
+        exponent = ops.maximum(epoch - ops.convert_to_tensor(self._decay_start) + 1.0, 0.0)
         return self.initial_learning_rate * ops.power(
             ops.cast(self.decay_factor, "float32"), exponent
         )

@@ -1,8 +1,13 @@
-"""`TimeLimit`: stop training after a wall-clock budget (for benchmarks and quick runs)."""
+"""`TimeLimit`: stop training after a wall-clock budget, halving the learning rate before it."""
 
+import json
+import math
+import os
 import time
 
 import keras
+
+from zoo.checks import check_int
 
 
 class TimeLimit(keras.callbacks.Callback):
@@ -12,23 +17,133 @@ class TimeLimit(keras.callbacks.Callback):
     and writes a checkpoint, so a later run (with `resume`) can continue. The budget counts
     from `on_train_begin` of this run, tracing and validation included.
 
+    With `schedule` (a `LuongSchedule`), a limit that would stop training before the
+    schedule's halving epochs does not leave the model at the full learning rate: at the
+    end of the run's first epoch the callback measures the time per step, estimates how
+    many epochs fit in the budget and, if fewer than `epochs` do, shrinks the schedule to
+    them, so that the full-rate epochs keep their share and the halved ones end at the
+    limit (a budget-aware schedule, as in Li et al. 2020, "Budgeted Training"):
+
+        fit = (step + (budget - elapsed) / seconds_per_step) / steps_per_epoch
+        decay_after = max(epochs done, round(decay_after * fit / epochs))
+
+    It only ever moves the halving earlier. The plan is made once and written to
+    `plan_path` (JSON); `restore_time_plan` applies it again when the run is resumed, so a
+    resumed run keeps its schedule.
+
     Args:
         minutes: the budget, a positive number.
+        schedule: optional `LuongSchedule` of the optimizer to fit to the budget.
+        epochs: the epochs training would run without the limit (needed with `schedule`).
+        plan_path: optional JSON file for the plan (written once, by the chief).
+        verbose: 1 prints the plan when it changes the schedule.
 
     Example:
         training.train(model, data, val, out_dir=out, callbacks=[TimeLimit(60)])
     """
 
-    def __init__(self, minutes):
+    def __init__(self, minutes, schedule=None, epochs=None, plan_path=None, verbose=1):
         super().__init__()
         if not isinstance(minutes, int | float) or isinstance(minutes, bool) or minutes <= 0:
             raise ValueError(f"TimeLimit minutes must be a positive number; received {minutes!r}.")
+        if schedule is not None:
+            epochs = check_int("TimeLimit", "epochs", epochs)
         self.minutes = minutes
+        self.schedule = schedule
+        self.epochs = epochs
+        self.plan_path = plan_path
+        self.verbose = verbose
+        self.plan = None  # the dict written to plan_path, once made
         self.started = None
+        self.first_step = None  # optimizer steps done before this run began
+        self.last_step = None
 
     def on_train_begin(self, logs=None):
         self.started = time.monotonic()
+        self.first_step = self.last_step = None
+        if self.schedule is not None and self.plan_path and os.path.exists(self.plan_path):
+            self.plan = read_time_plan(self.plan_path)
 
     def on_train_batch_end(self, batch, logs=None):
+        step = (logs or {}).get("step")
+        if step is not None:
+            self.last_step = int(step)
+            if self.first_step is None:
+                self.first_step = int(step) - 1
         if time.monotonic() - self.started >= 60.0 * self.minutes:
             self.model.stop_training = True
+
+    def on_epoch_end(self, epoch, logs=None):
+        if self.schedule is None or self.plan is not None or self.last_step is None:
+            return
+        steps_per_epoch = (self.params or {}).get("steps")
+        steps_this_run = self.last_step - self.first_step
+        if not steps_per_epoch or steps_this_run <= 0:
+            return
+        elapsed = time.monotonic() - self.started
+        seconds_per_step = elapsed / steps_this_run
+        remaining = max(60.0 * self.minutes - elapsed, 0.0) / seconds_per_step
+        fit = (self.last_step + remaining) / steps_per_epoch
+        configured = self.schedule.decay_after_epochs
+        self.plan = plan_halving(fit, self.epochs, configured, epochs_done=epoch + 1)
+        self.plan.update(minutes=self.minutes, seconds_per_step=round(seconds_per_step, 4))
+        if self.plan["decay_after_epochs"] != configured:
+            self.schedule.set_decay_after_epochs(self.plan["decay_after_epochs"])
+            if self.verbose:
+                print(
+                    f"Time limit: {self.minutes:g} minutes fit about {fit:.1f} of "
+                    f"{self.epochs} epochs; halving the learning rate after epoch "
+                    f"{self.plan['decay_after_epochs']} instead of {configured}"
+                )
+        if self.plan_path:
+            write_time_plan(self.plan_path, self.plan)
+
+
+def plan_halving(epochs_fit, epochs, decay_after_epochs, epochs_done):
+    """The halving plan for a run that has time for `epochs_fit` (fractional) epochs.
+
+    Shrinks the schedule of `epochs` epochs to `epochs_fit`: the full-rate epochs keep their
+    share (`decay_after_epochs / epochs`, rounded to whole epochs), never fewer than the
+    `epochs_done` already trained and never more than the schedule's own. Returns a dict:
+    epochs_fit, epochs, configured_decay_after_epochs, decay_after_epochs.
+    """
+    decay_after = decay_after_epochs
+    if epochs_fit < epochs and decay_after_epochs < epochs:
+        shrunk = math.floor(decay_after_epochs * epochs_fit / epochs + 0.5)
+        decay_after = min(decay_after_epochs, max(epochs_done, shrunk))
+    return {
+        "epochs_fit": round(float(epochs_fit), 2),
+        "epochs": int(epochs),
+        "configured_decay_after_epochs": int(decay_after_epochs),
+        "decay_after_epochs": int(decay_after),
+    }
+
+
+def read_time_plan(path):
+    """The plan `TimeLimit` wrote to `path`; a ValueError names a damaged file."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            plan = json.load(f)
+        check_int("time plan", "decay_after_epochs", plan["decay_after_epochs"], minimum=0)
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise ValueError(
+            f"{path} is not a time plan written by TimeLimit ({error}); delete it to plan again."
+        ) from None
+    return plan
+
+
+def write_time_plan(path, plan):
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    tmp = f"{path}.tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(plan, f, indent=1)
+    os.replace(tmp, path)
+
+
+def restore_time_plan(path, schedule):
+    """Applies the plan in `path` (if any) to `schedule`; returns the plan or None."""
+    if schedule is None or not path or not os.path.exists(path):
+        return None
+    plan = read_time_plan(path)
+    schedule.set_decay_after_epochs(plan["decay_after_epochs"])
+    return plan

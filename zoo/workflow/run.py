@@ -29,6 +29,7 @@ from zoo.workflow.arguments import PAPER_OPTIMIZERS, make_parser, resolve_defaul
 from zoo.workflow.report import evaluate_and_report, write_json
 
 RUN_FILE = "run.json"
+TIME_PLAN_FILE = "time_plan.json"  # in checkpoints/: TimeLimit's halving plan, kept on resume
 # Flags that may change between a run and its resumption (all others must stay the same).
 RESUMABLE_CHANGES = frozenset(
     {
@@ -247,10 +248,33 @@ def _run(build_model, args, strategy, chief, say, started):
     return metrics
 
 
+def _time_limit(args, optimizer, strategy, out, say):
+    """The run's `TimeLimit` (None without --max-minutes) and the halving plan a resumed
+    run keeps (None if there is none), applied to the optimizer's schedule."""
+    # The halving is fitted to the time limit only on one machine: workers timing their
+    # own steps could plan different schedules.
+    schedule = training.halving_schedule(optimizer) if args.strategy != "multiworker" else None
+    plan_path = os.path.join(out, "checkpoints", TIME_PLAN_FILE)
+    plan = training.restore_time_plan(plan_path, schedule) if args.resume else None
+    if plan and plan["decay_after_epochs"] != plan["configured_decay_after_epochs"]:
+        say(f"Keeping this run's time plan: halving after epoch {plan['decay_after_epochs']}")
+    if not args.max_minutes:
+        return None, plan
+    limit = training.TimeLimit(
+        args.max_minutes,
+        schedule=schedule,
+        epochs=args.epochs,
+        plan_path=plan_path if training.is_chief(strategy) else None,
+        verbose=int(say.enabled),
+    )
+    return limit, plan
+
+
 def _train(args, model, optimizer, data, strategy, out, say, callbacks):
     train_data, val_data, steps_per_epoch = data
-    if args.max_minutes:
-        callbacks = [*callbacks, training.TimeLimit(args.max_minutes)]
+    limit, plan = _time_limit(args, optimizer, strategy, out, say)
+    if limit is not None:
+        callbacks = [*callbacks, limit]
     cap = f", at most {args.max_steps} steps" if args.max_steps else ""
     if args.label_smoothing:
         cap += f", label smoothing {args.label_smoothing}"
@@ -258,7 +282,7 @@ def _train(args, model, optimizer, data, strategy, out, say, callbacks):
         f"Training: {args.epochs} epochs of {steps_per_epoch} batches of {args.batch_size} "
         f"pairs{cap}; checkpoints every {args.checkpoint_every} steps in {out}/checkpoints"
     )
-    return training.train(
+    summary = training.train(
         model,
         train_data,
         val_data,
@@ -277,6 +301,9 @@ def _train(args, model, optimizer, data, strategy, out, say, callbacks):
         callbacks=callbacks or None,
         verbose=1 if say.enabled else 0,  # the chief's progress bar
     )
+    # The halving plan fitted to the time limit (None: the schedule ran as configured).
+    summary["time_plan"] = (limit.plan if limit is not None else None) or plan
+    return summary
 
 
 def _translator_settings(args):
