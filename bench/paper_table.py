@@ -22,6 +22,10 @@ BLEU), never by the test set.
     python bench/paper_table.py --list               # the rows and their commands
     python bench/paper_table.py --table-only         # rewrite the table from finished rows
     python bench/paper_table.py --rows luong_global_dot --note "beside another row"
+    python bench/paper_table.py --table-only --readme README.md   # also update the README
+
+`--readme` rewrites the table between the file's README_START and README_END marker lines
+and copies the figure to docs/paper_table_bleu_by_length.png, which that block shows.
 
 A row trained while something else ran has its train minutes marked, with the run's note
 (`--note`) under the table: its accuracy holds (a fixed number of epochs), its time does not.
@@ -31,6 +35,7 @@ import argparse
 import json
 import math
 import pathlib
+import shutil
 import subprocess
 import sys
 import time
@@ -38,6 +43,9 @@ import time
 from common import BENCH_DIR, OUT_DIR, REPO_DIR
 
 RECORDED_DIR = BENCH_DIR / "paper_table"  # tracked: <N>_epochs/<row>.json, a finished row's metrics
+README_START = "<!-- paper table: python bench/paper_table.py --table-only --readme README.md -->"
+README_END = "<!-- end of the paper table -->"
+README_FIGURE = "docs/paper_table_bleu_by_length.png"  # relative to the repository
 
 
 def recorded_path(label, epochs):
@@ -222,6 +230,26 @@ def write_outputs(results, out):
     print(f"Wrote {out / 'table.md'} and {out / 'bleu_by_length.png'}")
 
 
+def update_readme(path, results, out):
+    """Replaces the block between README_START and README_END in `path` with the table and
+    the figure (copied to README_FIGURE); a file without both markers is an error."""
+    path = pathlib.Path(path)
+    text = path.read_text(encoding="utf-8")
+    start, end = text.find(README_START), text.find(README_END)
+    if start < 0 or end < start:
+        raise SystemExit(
+            f"{path} has no paper-table block: expected a line {README_START!r} and, after "
+            f"it, a line {README_END!r}."
+        )
+    figure = REPO_DIR / README_FIGURE
+    figure.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(out / "bleu_by_length.png", figure)
+    alt = "test2016 BLEU by source length for every recorded row"
+    block = f"{README_START}\n\n{table(results)}\n![{alt}]({README_FIGURE})\n\n"
+    path.write_text(text[:start] + block + text[end:], encoding="utf-8")
+    print(f"Updated the paper table in {path} and {figure}")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
@@ -252,6 +280,12 @@ def main(argv=None):
         help="recorded with each row this run trains, and shown under the table beside its "
         "train minutes: say here what else ran (e.g. 'two rows at a time, one thread each')",
     )
+    parser.add_argument(
+        "--readme",
+        metavar="FILE",
+        help="also write the table into FILE (e.g. README.md) between its paper-table "
+        f"markers, and copy the figure to {README_FIGURE}",
+    )
     args = parser.parse_args(argv)
     labels = list(ROWS) if args.rows == "all" else args.rows.split(",")
     unknown = [label for label in labels if label not in ROWS]
@@ -273,6 +307,8 @@ def main(argv=None):
     results = {label: m for label in ROWS if (m := recorded(label, args.epochs)) is not None}
     if results:
         write_outputs(results, out)
+        if args.readme:
+            update_readme(args.readme, results, out)
     else:
         print("No finished rows yet.")
 
