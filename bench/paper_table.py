@@ -46,6 +46,7 @@ RECORDED_DIR = BENCH_DIR / "paper_table"  # tracked: <N>_epochs/<row>.json, a fi
 README_START = "<!-- paper table: python bench/paper_table.py --table-only --readme README.md -->"
 README_END = "<!-- end of the paper table -->"
 README_FIGURE = "docs/paper_table_bleu_by_length.png"  # relative to the repository
+EPOCHS = 12  # the table's epochs by default, and the table the README shows
 
 
 def recorded_path(label, epochs):
@@ -255,8 +256,8 @@ def main(argv=None):
     parser.add_argument(
         "--epochs",
         type=int,
-        default=12,
-        help="epochs for every row (default: 12, the Luong recipes' default, near "
+        default=EPOCHS,
+        help=f"epochs for every row (default: {EPOCHS}, the Luong recipes' default, near "
         "convergence for the best rows; 7 was the table's count before session 13)",
     )
     parser.add_argument(
@@ -293,6 +294,10 @@ def main(argv=None):
         parser.error(f"unknown rows {unknown}; valid: {', '.join(ROWS)}")
     if args.epochs < 1:
         parser.error(f"--epochs must be >= 1, got {args.epochs}")
+    if args.readme and args.epochs != EPOCHS:
+        parser.error(
+            f"--readme writes the README's {EPOCHS}-epoch table; got --epochs {args.epochs}"
+        )
     out = pathlib.Path(args.out).resolve()
     out.mkdir(parents=True, exist_ok=True)
     if args.list:

@@ -2,13 +2,10 @@ import json
 import time
 
 import keras
+import numpy as np
 import pytest
 
 from zoo.training import LuongSchedule, TimeLimit, plan_halving, restore_time_plan
-
-
-class _Model:
-    stop_training = False
 
 
 def test_stops_only_after_the_budget(monkeypatch):
@@ -68,35 +65,85 @@ def _epoch(callback, clock, first_step, steps, seconds_per_step):
         callback.on_train_batch_end(step, {"step": step})
 
 
+def _limit(schedule, path, minutes=10):
+    callback = TimeLimit(minutes, schedule=schedule, epochs=12, plan_path=str(path), verbose=0)
+    callback.set_model(keras.Sequential([keras.Input((1,)), keras.layers.Dense(1)]))
+    callback.set_params({"epochs": 12, "steps": 100})
+    callback.on_train_begin()
+    return callback
+
+
 def test_plans_the_halving_after_the_first_epoch_and_keeps_it(monkeypatch, tmp_path):
     clock = [0.0]
     monkeypatch.setattr(time, "monotonic", lambda: clock[0])
     schedule = LuongSchedule(steps_per_epoch=100, decay_after_epochs=9)
     path = tmp_path / "checkpoints" / "time_plan.json"
-    callback = TimeLimit(10, schedule=schedule, epochs=12, plan_path=str(path), verbose=0)
-    callback.set_model(keras.Sequential([keras.Input((1,)), keras.layers.Dense(1)]))
-    callback.set_params({"epochs": 12, "steps": 100})
-    callback.on_train_begin()
+    callback = _limit(schedule, path)
     _epoch(callback, clock, 0, 100, 0.85)  # 85 s an epoch: 600 s fit 7.06 epochs
     callback.on_epoch_end(0)
     assert schedule.decay_after_epochs == 5  # 9 * 7.06 / 12 = 5.3
     assert float(schedule(499)) == 1.0 and float(schedule(500)) == 0.5
     plan = json.loads(path.read_text())
-    assert plan["decay_after_epochs"] == 5 and plan["epochs_fit"] == pytest.approx(7.06, abs=0.01)
-    # Later epochs, slower or faster, do not plan again.
-    _epoch(callback, clock, 100, 100, 0.1)
+    assert plan["decay_after_epochs"] == 5 and plan["configured_decay_after_epochs"] == 9
+    assert plan["epochs_fit"] == pytest.approx(7.06, abs=0.01)
+    # A slower later epoch (a replan would halve after epoch 2) does not plan again.
+    _epoch(callback, clock, 100, 100, 3.0)
     callback.on_epoch_end(1)
-    assert schedule.decay_after_epochs == 5
+    assert schedule.decay_after_epochs == 5 and json.loads(path.read_text()) == plan
     # A resumed run applies the recorded plan to a fresh schedule and does not replan.
     fresh = LuongSchedule(steps_per_epoch=100, decay_after_epochs=9)
     assert restore_time_plan(str(path), fresh)["decay_after_epochs"] == 5
     assert fresh.decay_after_epochs == 5
-    again = TimeLimit(10, schedule=fresh, epochs=12, plan_path=str(path), verbose=0)
-    again.set_params({"epochs": 12, "steps": 100})
-    again.on_train_begin()
-    _epoch(again, clock, 200, 100, 0.1)
+    again = _limit(fresh, path)
+    _epoch(again, clock, 200, 100, 3.0)
     again.on_epoch_end(2)
-    assert fresh.decay_after_epochs == 5
+    assert fresh.decay_after_epochs == 5 and json.loads(path.read_text()) == plan
+
+
+def test_a_resumed_run_plans_after_its_first_whole_epoch(monkeypatch, tmp_path):
+    # Resumed at batch 95 of 100: five steps, tracing and a validation are no measure.
+    clock = [0.0]
+    monkeypatch.setattr(time, "monotonic", lambda: clock[0])
+    schedule = LuongSchedule(steps_per_epoch=100, decay_after_epochs=9)
+    callback = _limit(schedule, tmp_path / "time_plan.json")
+    clock[0] += 30.0  # tracing
+    _epoch(callback, clock, 95, 5, 0.85)
+    clock[0] += 20.0  # validation
+    callback.on_epoch_end(0)
+    assert callback.plan is None and schedule.decay_after_epochs == 9
+    _epoch(callback, clock, 100, 100, 0.85)
+    callback.on_epoch_end(1)
+    # Timed from the end of step 96 (30.85 s) to the epoch's end (139.25 s): 1.042 s a
+    # step, so the 460.75 s left fit 442.0 steps: 6.42 epochs in all.
+    assert callback.plan["epochs_fit"] == pytest.approx(6.42, abs=0.01)
+    assert schedule.decay_after_epochs == 5  # 9 * 6.42 / 12 = 4.8
+
+
+def test_plans_under_model_fit_from_the_optimizer_counter(monkeypatch):
+    # model.fit's logs carry no step: the callback counts the optimizer's iterations.
+    clock = [0.0]
+
+    def tick():
+        clock[0] += 10.0
+        return clock[0]
+
+    schedule = LuongSchedule(steps_per_epoch=4, decay_after_epochs=9)
+    model = keras.Sequential([keras.Input((1,)), keras.layers.Dense(1)])
+    model.compile(optimizer=keras.optimizers.Adam(schedule), loss="mse")
+    limit = TimeLimit(2, schedule=schedule, epochs=12, verbose=0)
+    monkeypatch.setattr(time, "monotonic", tick)
+    x = np.ones((16, 1), "float32")
+    model.fit(x, x, batch_size=4, epochs=1, callbacks=[limit], verbose=0, shuffle=False)
+    # Begin at 10 s, steps end at 20-50 s, the epoch at 60 s: 40 s / 3 steps, 70 s left.
+    assert limit.plan["epochs_fit"] == pytest.approx((4 + 70 / (40 / 3)) / 4, abs=0.01)
+    assert schedule.decay_after_epochs == 2  # 9 * 2.31 / 12 = 1.7
+
+
+def test_refuses_what_it_cannot_plan_with():
+    with pytest.raises(ValueError, match="schedule must be a LuongSchedule.*received 0.1"):
+        TimeLimit(60, schedule=0.1, epochs=12)
+    with pytest.raises(ValueError, match="plan_path needs a schedule"):
+        TimeLimit(60, plan_path="plan.json")
 
 
 def test_a_budget_that_fits_leaves_the_schedule(monkeypatch, tmp_path):
@@ -106,7 +153,7 @@ def test_a_budget_that_fits_leaves_the_schedule(monkeypatch, tmp_path):
     callback = TimeLimit(60, schedule=schedule, epochs=12, verbose=0)
     callback.set_params({"epochs": 12, "steps": 100})
     callback.on_train_begin()
-    _epoch(callback, clock, 0, 100, 1.0)  # 100 s an epoch: 36 epochs fit
+    _epoch(callback, clock, 0, 100, 1.0)  # 100 s an epoch: about 36 epochs fit
     callback.on_epoch_end(0)
     assert schedule.decay_after_epochs == 9 and callback.plan["epochs_fit"] == 36.0
 

@@ -29,7 +29,6 @@ from zoo.training.luong_schedule import LuongSchedule
 from zoo.training.optimizers import (
     OPTIMIZERS,
     default_loss_normalization,
-    halving_schedule,
     luong_decay_after,
     make_optimizer,
 )
@@ -37,6 +36,7 @@ from zoo.training.per_worker import PerWorkerDataset
 from zoo.training.precision import PRECISIONS, needs_loss_scaling, set_precision
 from zoo.training.strategy import STRATEGIES, is_chief, make_strategy
 from zoo.training.time_limit import TimeLimit, plan_halving, restore_time_plan
+from zoo.training.train_step import halving_schedule
 from zoo.training.trainer import TrainingInterrupted, evaluate, train
 
 __all__ = [

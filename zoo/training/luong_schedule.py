@@ -56,24 +56,31 @@ class LuongSchedule(keras.optimizers.schedules.LearningRateSchedule):
             raise ValueError(f"decay_factor must be in (0, 1]; received {decay_factor!r}.")
         self.steps_per_epoch = int(steps_per_epoch)
         self.initial_learning_rate = float(initial_learning_rate)
-        self.decay_after_epochs = int(decay_after_epochs)
         self.decay_factor = float(decay_factor)
         self._decay_start = keras.Variable(
-            float(decay_after_epochs), dtype="float32", trainable=False, name="decay_after_epochs"
+            float(decay_after_epochs),
+            dtype="float32",
+            trainable=False,
+            autocast=False,
+            name="decay_after_epochs",
         )
+
+    @property
+    def decay_after_epochs(self):
+        """The number of full-rate epochs (read from the variable the schedule computes with)."""
+        return int(self._decay_start.numpy())
 
     def set_decay_after_epochs(self, decay_after_epochs):
         """Starts the halving after `decay_after_epochs` full-rate epochs (an int >= 0)."""
         decay_after_epochs = check_int(
             "LuongSchedule", "decay_after_epochs", decay_after_epochs, minimum=0
         )
-        self.decay_after_epochs = int(decay_after_epochs)
         self._decay_start.assign(float(decay_after_epochs))
 
     def __call__(self, step):
         step = ops.cast(step, "int64")
         epoch = ops.cast(ops.floor_divide(step, self.steps_per_epoch), "float32")
-        exponent = ops.maximum(epoch - ops.convert_to_tensor(self._decay_start) + 1.0, 0.0)
+        exponent = ops.maximum(epoch - self._decay_start + 1.0, 0.0)
         return self.initial_learning_rate * ops.power(
             ops.cast(self.decay_factor, "float32"), exponent
         )

@@ -47,15 +47,6 @@ def luong_decay_after(dropout):
     return 8 if dropout and dropout > 0 else 5
 
 
-def halving_schedule(optimizer):
-    """The `LuongSchedule` that sets `optimizer`'s learning rate (a `LossScaleOptimizer`'s
-    inner one's), or None when its rate is not halved per epoch."""
-    inner = getattr(optimizer, "inner_optimizer", optimizer)
-    # Keras keeps the schedule object there; `learning_rate` returns its current value.
-    schedule = getattr(inner, "_learning_rate", None)
-    return schedule if isinstance(schedule, LuongSchedule) else None
-
-
 def make_optimizer(
     name,
     *,

@@ -8,6 +8,7 @@ import time
 import keras
 
 from zoo.checks import check_int
+from zoo.training.luong_schedule import LuongSchedule
 
 
 class TimeLimit(keras.callbacks.Callback):
@@ -19,15 +20,12 @@ class TimeLimit(keras.callbacks.Callback):
 
     With `schedule` (a `LuongSchedule`), a limit that would stop training before the
     schedule's halving epochs does not leave the model at the full learning rate: at the
-    end of the run's first epoch the callback measures the time per step, estimates how
-    many epochs fit in the budget and, if fewer than `epochs` do, shrinks the schedule to
-    them, so that the full-rate epochs keep their share and the halved ones end at the
-    limit (a budget-aware schedule, as in Li et al. 2020, "Budgeted Training"):
-
-        fit = (step + (budget - elapsed) / seconds_per_step) / steps_per_epoch
-        decay_after = max(epochs done, round(decay_after * fit / epochs))
-
-    It only ever moves the halving earlier. The plan is made once and written to
+    end of the first epoch this run trains in full, the callback measures the time per step
+    (from the end of the run's first step, so without tracing, with the epoch's validation),
+    estimates how many epochs fit in the budget and, if fewer than `epochs` do, shrinks the
+    schedule to them (`plan_halving`): the full-rate epochs keep their share and the halved
+    ones end at the limit (a budget-aware schedule, as in Li et al. 2020, "Budgeted
+    Training"). It only ever moves the halving earlier. The plan is made once and written to
     `plan_path` (JSON); `restore_time_plan` applies it again when the run is resumed, so a
     resumed run keeps its schedule.
 
@@ -35,7 +33,7 @@ class TimeLimit(keras.callbacks.Callback):
         minutes: the budget, a positive number.
         schedule: optional `LuongSchedule` of the optimizer to fit to the budget.
         epochs: the epochs training would run without the limit (needed with `schedule`).
-        plan_path: optional JSON file for the plan (written once, by the chief).
+        plan_path: optional JSON file for the plan (needs `schedule`).
         verbose: 1 prints the plan when it changes the schedule.
 
     Example:
@@ -46,8 +44,14 @@ class TimeLimit(keras.callbacks.Callback):
         super().__init__()
         if not isinstance(minutes, int | float) or isinstance(minutes, bool) or minutes <= 0:
             raise ValueError(f"TimeLimit minutes must be a positive number; received {minutes!r}.")
+        if schedule is not None and not isinstance(schedule, LuongSchedule):
+            raise ValueError(
+                f"TimeLimit schedule must be a LuongSchedule (or None); received {schedule!r}."
+            )
         if schedule is not None:
             epochs = check_int("TimeLimit", "epochs", epochs)
+        elif plan_path is not None:
+            raise ValueError("TimeLimit plan_path needs a schedule to plan; received none.")
         self.minutes = minutes
         self.schedule = schedule
         self.epochs = epochs
@@ -55,45 +59,52 @@ class TimeLimit(keras.callbacks.Callback):
         self.verbose = verbose
         self.plan = None  # the dict written to plan_path, once made
         self.started = None
-        self.first_step = None  # optimizer steps done before this run began
+        self.configured = None  # the schedule's decay_after_epochs when training began
+        self.first_step = None  # (step, time) at the end of this run's first step
         self.last_step = None
 
     def on_train_begin(self, logs=None):
         self.started = time.monotonic()
         self.first_step = self.last_step = None
-        if self.schedule is not None and self.plan_path and os.path.exists(self.plan_path):
-            self.plan = read_time_plan(self.plan_path)
+        if self.schedule is not None:
+            self.configured = self.schedule.decay_after_epochs
+            if self.plan_path and os.path.exists(self.plan_path):
+                self.plan = read_time_plan(self.plan_path)
 
     def on_train_batch_end(self, batch, logs=None):
-        step = (logs or {}).get("step")
-        if step is not None:
-            self.last_step = int(step)
+        now = time.monotonic()
+        if self.schedule is not None:
+            self.last_step = self._step(logs)
             if self.first_step is None:
-                self.first_step = int(step) - 1
-        if time.monotonic() - self.started >= 60.0 * self.minutes:
+                self.first_step = (self.last_step, now)
+        if now - self.started >= 60.0 * self.minutes:
             self.model.stop_training = True
 
+    def _step(self, logs):
+        """Optimizer steps done so far: zoo's trainer logs them; under `model.fit`, the
+        optimizer's counter."""
+        step = (logs or {}).get("step")
+        return int(step) if step is not None else int(self.model.optimizer.iterations.numpy())
+
     def on_epoch_end(self, epoch, logs=None):
-        if self.schedule is None or self.plan is not None or self.last_step is None:
-            return
         steps_per_epoch = (self.params or {}).get("steps")
-        steps_this_run = self.last_step - self.first_step
-        if not steps_per_epoch or steps_this_run <= 0:
+        if self.schedule is None or self.plan is not None or not steps_per_epoch:
             return
-        elapsed = time.monotonic() - self.started
-        seconds_per_step = elapsed / steps_this_run
-        remaining = max(60.0 * self.minutes - elapsed, 0.0) / seconds_per_step
+        if self.first_step is None or self.last_step - self.first_step[0] + 1 < steps_per_epoch:
+            return  # this run has not trained a whole epoch yet (a resumed run)
+        now = time.monotonic()
+        seconds_per_step = (now - self.first_step[1]) / (self.last_step - self.first_step[0])
+        remaining = max(60.0 * self.minutes - (now - self.started), 0.0) / seconds_per_step
         fit = (self.last_step + remaining) / steps_per_epoch
-        configured = self.schedule.decay_after_epochs
-        self.plan = plan_halving(fit, self.epochs, configured, epochs_done=epoch + 1)
+        self.plan = plan_halving(fit, self.epochs, self.configured, epochs_done=epoch + 1)
         self.plan.update(minutes=self.minutes, seconds_per_step=round(seconds_per_step, 4))
-        if self.plan["decay_after_epochs"] != configured:
+        if self.plan["decay_after_epochs"] != self.configured:
             self.schedule.set_decay_after_epochs(self.plan["decay_after_epochs"])
             if self.verbose:
                 print(
                     f"Time limit: {self.minutes:g} minutes fit about {fit:.1f} of "
                     f"{self.epochs} epochs; halving the learning rate after epoch "
-                    f"{self.plan['decay_after_epochs']} instead of {configured}"
+                    f"{self.plan['decay_after_epochs']} instead of {self.configured}"
                 )
         if self.plan_path:
             write_time_plan(self.plan_path, self.plan)
@@ -103,9 +114,14 @@ def plan_halving(epochs_fit, epochs, decay_after_epochs, epochs_done):
     """The halving plan for a run that has time for `epochs_fit` (fractional) epochs.
 
     Shrinks the schedule of `epochs` epochs to `epochs_fit`: the full-rate epochs keep their
-    share (`decay_after_epochs / epochs`, rounded to whole epochs), never fewer than the
-    `epochs_done` already trained and never more than the schedule's own. Returns a dict:
-    epochs_fit, epochs, configured_decay_after_epochs, decay_after_epochs.
+    share, never fewer than the `epochs_done` already trained and never more than the
+    schedule's own:
+
+        decay_after = min(decay_after_epochs,
+                          max(epochs_done, floor(decay_after_epochs * epochs_fit / epochs + 0.5)))
+
+    when `epochs_fit < epochs` (else unchanged). Returns a dict: epochs_fit, epochs,
+    configured_decay_after_epochs, decay_after_epochs.
     """
     decay_after = decay_after_epochs
     if epochs_fit < epochs and decay_after_epochs < epochs:

@@ -26,6 +26,7 @@ from zoo.training.losses import (
     masked_smoothed_loss_sum,
     masked_token_stats,
 )
+from zoo.training.luong_schedule import LuongSchedule
 from zoo.training.optimizers import make_optimizer
 from zoo.training.precision import needs_loss_scaling
 
@@ -58,6 +59,14 @@ def inner_optimizer(optimizer):
     if isinstance(optimizer, keras.optimizers.LossScaleOptimizer):
         return optimizer.inner_optimizer
     return optimizer
+
+
+def halving_schedule(optimizer):
+    """The `LuongSchedule` that sets `optimizer`'s learning rate (a `LossScaleOptimizer`'s
+    inner one's), or None when its rate is not halved per epoch."""
+    # Keras keeps the schedule object there (`learning_rate` returns its current value).
+    schedule = getattr(inner_optimizer(optimizer), "_learning_rate", None)
+    return schedule if isinstance(schedule, LuongSchedule) else None
 
 
 def _clip_after_all_reduce(grads, trainable, optimizer, context, replicas):

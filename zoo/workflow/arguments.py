@@ -395,9 +395,10 @@ def _add_schedule_flags(training, family):
         help="stop training after this many minutes of wall-clock time in this run (then "
         "validate, checkpoint, evaluate and export as usual; a re-run continues). When the "
         "learning rate is halved per epoch and the epochs will not all fit, the schedule "
-        "shrinks to the epochs that fit, estimated from the first epoch's time: the halving "
-        "starts earlier, the full-rate epochs keeping their share (the plan is kept in "
-        "checkpoints/time_plan.json; a re-run keeps it). "
+        "shrinks to the epochs that fit, estimated from the time of the first whole epoch "
+        "this run trains: the halving starts earlier, the full-rate epochs keeping their "
+        "share. The plan is kept in checkpoints/time_plan.json: a re-run keeps it, "
+        "--no-resume deletes it; none is made with --strategy multiworker. "
         f"Default: {ours['max_minutes']:g}; no limit with --optimizer paper; 0 = no limit",
     )
     training.add_argument(

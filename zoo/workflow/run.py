@@ -251,20 +251,23 @@ def _run(build_model, args, strategy, chief, say, started):
 def _time_limit(args, optimizer, strategy, out, say):
     """The run's `TimeLimit` (None without --max-minutes) and the halving plan a resumed
     run keeps (None if there is none), applied to the optimizer's schedule."""
-    # The halving is fitted to the time limit only on one machine: workers timing their
-    # own steps could plan different schedules.
-    schedule = training.halving_schedule(optimizer) if args.strategy != "multiworker" else None
+    schedule = training.halving_schedule(optimizer)
     plan_path = os.path.join(out, "checkpoints", TIME_PLAN_FILE)
     plan = training.restore_time_plan(plan_path, schedule) if args.resume else None
     if plan and plan["decay_after_epochs"] != plan["configured_decay_after_epochs"]:
-        say(f"Keeping this run's time plan: halving after epoch {plan['decay_after_epochs']}")
+        say(
+            f"Keeping this run's time plan: halving after epoch {plan['decay_after_epochs']} "
+            f"(made for {plan['epochs']} epochs; {plan_path})"
+        )
     if not args.max_minutes:
         return None, plan
+    # A new plan only on one machine: workers timing their own steps could plan differently.
+    planning = schedule is not None and args.strategy != "multiworker"
     limit = training.TimeLimit(
         args.max_minutes,
-        schedule=schedule,
+        schedule=schedule if planning else None,
         epochs=args.epochs,
-        plan_path=plan_path if training.is_chief(strategy) else None,
+        plan_path=plan_path if planning and training.is_chief(strategy) else None,
         verbose=int(say.enabled),
     )
     return limit, plan
