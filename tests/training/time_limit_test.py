@@ -73,34 +73,38 @@ def _limit(schedule, path, minutes=10):
     return callback
 
 
-def test_plans_the_halving_after_the_first_epoch_and_keeps_it(monkeypatch, tmp_path):
+def test_plans_the_halving_after_the_second_epoch_and_keeps_it(monkeypatch, tmp_path):
     clock = [0.0]
     monkeypatch.setattr(time, "monotonic", lambda: clock[0])
     schedule = LuongSchedule(steps_per_epoch=100, decay_after_epochs=9)
     path = tmp_path / "checkpoints" / "time_plan.json"
     callback = _limit(schedule, path)
-    _epoch(callback, clock, 0, 100, 0.85)  # 85 s an epoch: 600 s fit 7.06 epochs
+    _epoch(callback, clock, 0, 100, 1.5)  # the first epoch, tracing included: no plan
     callback.on_epoch_end(0)
-    assert schedule.decay_after_epochs == 5  # 9 * 7.06 / 12 = 5.3
-    assert float(schedule(499)) == 1.0 and float(schedule(500)) == 0.5
-    plan = json.loads(path.read_text())
-    assert plan["decay_after_epochs"] == 5 and plan["configured_decay_after_epochs"] == 9
-    assert plan["epochs_fit"] == pytest.approx(7.06, abs=0.01)
-    # A slower later epoch (a replan would halve after epoch 2) does not plan again.
-    _epoch(callback, clock, 100, 100, 3.0)
+    assert callback.plan is None and not path.exists()
+    _epoch(callback, clock, 100, 100, 0.6)  # 60 s: the 390 s left fit 650 steps
     callback.on_epoch_end(1)
-    assert schedule.decay_after_epochs == 5 and json.loads(path.read_text()) == plan
+    assert schedule.decay_after_epochs == 6  # 8.5 epochs: 9 * 8.5 / 12 = 6.4
+    assert float(schedule(599)) == 1.0 and float(schedule(600)) == 0.5
+    plan = json.loads(path.read_text())
+    assert plan["decay_after_epochs"] == 6 and plan["configured_decay_after_epochs"] == 9
+    assert plan["epochs_fit"] == pytest.approx(8.5) and plan == callback.plan
+    # A slower later epoch (a replan would halve after epoch 3) does not plan again.
+    _epoch(callback, clock, 200, 100, 3.0)
+    callback.on_epoch_end(2)
+    assert schedule.decay_after_epochs == 6 and json.loads(path.read_text()) == plan
     # A resumed run applies the recorded plan to a fresh schedule and does not replan.
     fresh = LuongSchedule(steps_per_epoch=100, decay_after_epochs=9)
-    assert restore_time_plan(str(path), fresh)["decay_after_epochs"] == 5
-    assert fresh.decay_after_epochs == 5
+    assert restore_time_plan(str(path), fresh)["decay_after_epochs"] == 6
+    assert fresh.decay_after_epochs == 6
     again = _limit(fresh, path)
-    _epoch(again, clock, 200, 100, 3.0)
-    again.on_epoch_end(2)
-    assert fresh.decay_after_epochs == 5 and json.loads(path.read_text()) == plan
+    for epoch in (3, 4):  # a replan would halve after epoch 5
+        _epoch(again, clock, 100 * epoch, 100, 3.0)
+        again.on_epoch_end(epoch)
+    assert fresh.decay_after_epochs == 6 and json.loads(path.read_text()) == plan
 
 
-def test_a_resumed_run_plans_after_its_first_whole_epoch(monkeypatch, tmp_path):
+def test_a_resumed_run_times_its_first_whole_epoch(monkeypatch, tmp_path):
     # Resumed at batch 95 of 100: five steps, tracing and a validation are no measure.
     clock = [0.0]
     monkeypatch.setattr(time, "monotonic", lambda: clock[0])
@@ -112,11 +116,11 @@ def test_a_resumed_run_plans_after_its_first_whole_epoch(monkeypatch, tmp_path):
     callback.on_epoch_end(0)
     assert callback.plan is None and schedule.decay_after_epochs == 9
     _epoch(callback, clock, 100, 100, 0.85)
+    clock[0] += 20.0
     callback.on_epoch_end(1)
-    # Timed from the end of step 96 (30.85 s) to the epoch's end (139.25 s): 1.042 s a
-    # step, so the 460.75 s left fit 442.0 steps: 6.42 epochs in all.
-    assert callback.plan["epochs_fit"] == pytest.approx(6.42, abs=0.01)
-    assert schedule.decay_after_epochs == 5  # 9 * 6.42 / 12 = 4.8
+    # 105 s for the epoch's 100 steps and validation: the 440.75 s left fit 419.8 steps.
+    assert callback.plan["epochs_fit"] == pytest.approx(6.2)  # 6.198, to 2 digits
+    assert schedule.decay_after_epochs == 5  # 9 * 6.198 / 12 = 4.6
 
 
 def test_plans_under_model_fit_from_the_optimizer_counter(monkeypatch):
@@ -130,13 +134,14 @@ def test_plans_under_model_fit_from_the_optimizer_counter(monkeypatch):
     schedule = LuongSchedule(steps_per_epoch=4, decay_after_epochs=9)
     model = keras.Sequential([keras.Input((1,)), keras.layers.Dense(1)])
     model.compile(optimizer=keras.optimizers.Adam(schedule), loss="mse")
-    limit = TimeLimit(2, schedule=schedule, epochs=12, verbose=0)
+    limit = TimeLimit(5, schedule=schedule, epochs=12, verbose=0)
     monkeypatch.setattr(time, "monotonic", tick)
     x = np.ones((16, 1), "float32")
-    model.fit(x, x, batch_size=4, epochs=1, callbacks=[limit], verbose=0, shuffle=False)
-    # Begin at 10 s, steps end at 20-50 s, the epoch at 60 s: 40 s / 3 steps, 70 s left.
-    assert limit.plan["epochs_fit"] == pytest.approx((4 + 70 / (40 / 3)) / 4, abs=0.01)
-    assert schedule.decay_after_epochs == 2  # 9 * 2.31 / 12 = 1.7
+    model.fit(x, x, batch_size=4, epochs=2, callbacks=[limit], verbose=0, shuffle=False)
+    # Begin at 10 s; the epochs end at 60 s and 110 s (50 s for 4 steps); the 200 s left
+    # after the last step (100 s) fit 16 steps: 24 steps, 6 epochs in all.
+    assert limit.plan["epochs_fit"] == pytest.approx(6.0)
+    assert schedule.decay_after_epochs == 5  # 9 * 6 / 12 = 4.5, rounded up
 
 
 def test_refuses_what_it_cannot_plan_with():
@@ -153,8 +158,9 @@ def test_a_budget_that_fits_leaves_the_schedule(monkeypatch, tmp_path):
     callback = TimeLimit(60, schedule=schedule, epochs=12, verbose=0)
     callback.set_params({"epochs": 12, "steps": 100})
     callback.on_train_begin()
-    _epoch(callback, clock, 0, 100, 1.0)  # 100 s an epoch: about 36 epochs fit
-    callback.on_epoch_end(0)
+    for epoch in (0, 1):  # 100 s an epoch: 36 epochs fit
+        _epoch(callback, clock, 100 * epoch, 100, 1.0)
+        callback.on_epoch_end(epoch)
     assert schedule.decay_after_epochs == 9 and callback.plan["epochs_fit"] == 36.0
 
 

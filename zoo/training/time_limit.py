@@ -20,9 +20,10 @@ class TimeLimit(keras.callbacks.Callback):
 
     With `schedule` (a `LuongSchedule`), a limit that would stop training before the
     schedule's halving epochs does not leave the model at the full learning rate: at the
-    end of the first epoch this run trains in full, the callback measures the time per step
-    (from the end of the run's first step, so without tracing, with the epoch's validation),
-    estimates how many epochs fit in the budget and, if fewer than `epochs` do, shrinks the
+    second epoch end of this run, the callback times the whole epoch between its two epoch
+    ends (so tracing is left out, and the epoch's validation is counted; a fresh run plans
+    after epoch 2), estimates how many epochs fit in the budget and, if fewer than `epochs`
+    do, shrinks the
     schedule to them (`plan_halving`): the full-rate epochs keep their share and the halved
     ones end at the limit (a budget-aware schedule, as in Li et al. 2020, "Budgeted
     Training"). It only ever moves the halving earlier. The plan is made once and written to
@@ -60,24 +61,21 @@ class TimeLimit(keras.callbacks.Callback):
         self.plan = None  # the dict written to plan_path, once made
         self.started = None
         self.configured = None  # the schedule's decay_after_epochs when training began
-        self.first_step = None  # (step, time) at the end of this run's first step
         self.last_step = None
+        self.epoch_end = None  # (step, time) at this run's last epoch end
 
     def on_train_begin(self, logs=None):
         self.started = time.monotonic()
-        self.first_step = self.last_step = None
+        self.last_step = self.epoch_end = None
         if self.schedule is not None:
             self.configured = self.schedule.decay_after_epochs
             if self.plan_path and os.path.exists(self.plan_path):
                 self.plan = read_time_plan(self.plan_path)
 
     def on_train_batch_end(self, batch, logs=None):
-        now = time.monotonic()
         if self.schedule is not None:
             self.last_step = self._step(logs)
-            if self.first_step is None:
-                self.first_step = (self.last_step, now)
-        if now - self.started >= 60.0 * self.minutes:
+        if time.monotonic() - self.started >= 60.0 * self.minutes:
             self.model.stop_training = True
 
     def _step(self, logs):
@@ -90,10 +88,13 @@ class TimeLimit(keras.callbacks.Callback):
         steps_per_epoch = (self.params or {}).get("steps")
         if self.schedule is None or self.plan is not None or not steps_per_epoch:
             return
-        if self.first_step is None or self.last_step - self.first_step[0] + 1 < steps_per_epoch:
-            return  # this run has not trained a whole epoch yet (a resumed run)
+        if self.last_step is None:
+            return
         now = time.monotonic()
-        seconds_per_step = (now - self.first_step[1]) / (self.last_step - self.first_step[0])
+        previous, self.epoch_end = self.epoch_end, (self.last_step, now)
+        if previous is None:
+            return  # the run's first epoch end: its epoch held tracing, or was partial
+        seconds_per_step = (now - previous[1]) / (self.last_step - previous[0])
         remaining = max(60.0 * self.minutes - (now - self.started), 0.0) / seconds_per_step
         fit = (self.last_step + remaining) / steps_per_epoch
         self.plan = plan_halving(fit, self.epochs, self.configured, epochs_done=epoch + 1)

@@ -395,8 +395,8 @@ def _add_schedule_flags(training, family):
         help="stop training after this many minutes of wall-clock time in this run (then "
         "validate, checkpoint, evaluate and export as usual; a re-run continues). When the "
         "learning rate is halved per epoch and the epochs will not all fit, the schedule "
-        "shrinks to the epochs that fit, estimated from the time of the first whole epoch "
-        "this run trains: the halving starts earlier, the full-rate epochs keeping their "
+        "shrinks to the epochs that fit, estimated from the time of this run's second "
+        "epoch: the halving starts earlier, the full-rate epochs keeping their "
         "share. The plan is kept in checkpoints/time_plan.json: a re-run keeps it, "
         "--no-resume deletes it; none is made with --strategy multiworker. "
         f"Default: {ours['max_minutes']:g}; no limit with --optimizer paper; 0 = no limit",
