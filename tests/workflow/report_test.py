@@ -1,10 +1,7 @@
 """zoo.workflow.report: the files written after training."""
 
-import json
-import math
-
 from zoo.evaluation import bleu_by_length
-from zoo.workflow.report import write_bleu_by_length, write_json
+from zoo.workflow.report import write_bleu_by_length
 
 
 def test_bleu_by_length_table_has_one_column_per_system(tmp_path):
@@ -22,9 +19,3 @@ def test_bleu_by_length_table_has_one_column_per_system(tmp_path):
     assert rows[3].split("\t") == ["20-29", "0", "", ""]
     md = (tmp_path / "bleu_by_length.md").read_text().splitlines()
     assert md[0].startswith("| source length") and md[4] == "| 20-29 | 0 | - | - |"
-
-
-def test_write_json_stores_non_finite_numbers_as_null(tmp_path):
-    path = tmp_path / "m.json"
-    write_json(str(path), {"ppl": math.inf, "loss": math.nan, "bleu": 12.5, "rows": [1.0]})
-    assert json.loads(path.read_text()) == {"ppl": None, "loss": None, "bleu": 12.5, "rows": [1.0]}

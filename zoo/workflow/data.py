@@ -35,10 +35,11 @@ from zoo.data import (
 )
 from zoo.data.errors import MissingDataError
 from zoo.data.streaming import tfds_name
+from zoo.json_files import write_json
 from zoo.text import load_tokenizer, train_tokenizer
 from zoo.training import PerWorkerDataset
 from zoo.workflow.arguments import STREAM_ABOVE_MB
-from zoo.workflow.report import write_json, write_lines
+from zoo.workflow.report import write_lines
 
 STREAM_ABOVE_BYTES = STREAM_ABOVE_MB * 2**20  # Multi30k's training files hold 4 MB
 COUNTS_FILE = "stream_counts.json"

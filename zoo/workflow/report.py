@@ -7,8 +7,6 @@ translations, `bleu_by_length.{png,tsv,md}` (Bahdanau et al. 2014, figure 2),
 Translator. It returns the figures; `zoo.workflow.run` writes them to `metrics.json`.
 """
 
-import json
-import math
 import os
 import time
 
@@ -16,40 +14,6 @@ import numpy as np
 
 from zoo import evaluation, training
 from zoo.data import make_dataset
-
-
-def _json_default(value):
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    return str(value)
-
-
-def _finite_or_none(value):
-    if value is None:
-        return None
-    value = float(value)
-    return value if math.isfinite(value) else None
-
-
-def write_json(path, data):
-    """Writes `data` as indented JSON (numpy scalars converted; NaN/inf as null)."""
-    tmp = f"{path}.tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(_clean(data), f, indent=2, ensure_ascii=False, default=_json_default)
-        f.write("\n")
-    os.replace(tmp, path)
-
-
-def _clean(data):
-    if isinstance(data, dict):
-        return {str(k): _clean(v) for k, v in data.items()}
-    if isinstance(data, (list, tuple)):
-        return [_clean(v) for v in data]
-    if isinstance(data, (float, np.floating)):
-        return _finite_or_none(data)
-    return data
 
 
 def write_lines(path, lines):

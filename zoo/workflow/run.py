@@ -23,10 +23,11 @@ import tensorflow as tf
 
 from zoo import training
 from zoo.errors import UsageError, exit_on_user_error
+from zoo.json_files import write_json
 from zoo.models import model_dropout
 from zoo.workflow import data as recipe_data
 from zoo.workflow.arguments import PAPER_OPTIMIZERS, make_parser, resolve_defaults
-from zoo.workflow.report import evaluate_and_report, write_json
+from zoo.workflow.report import evaluate_and_report
 
 RUN_FILE = "run.json"
 TIME_PLAN_FILE = "time_plan.json"  # in checkpoints/: TimeLimit's halving plan, kept on resume
