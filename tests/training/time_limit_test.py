@@ -65,8 +65,10 @@ def _epoch(callback, clock, first_step, steps, seconds_per_step):
         callback.on_train_batch_end(step, {"step": step})
 
 
-def _limit(schedule, path, minutes=10):
-    callback = TimeLimit(minutes, schedule=schedule, epochs=12, plan_path=str(path), verbose=0)
+def _limit(schedule, path, minutes=10, plan=None):
+    callback = TimeLimit(
+        minutes, schedule=schedule, epochs=12, plan_path=str(path), plan=plan, verbose=0
+    )
     callback.set_model(keras.Sequential([keras.Input((1,)), keras.layers.Dense(1)]))
     callback.set_params({"epochs": 12, "steps": 100})
     callback.on_train_begin()
@@ -95,9 +97,9 @@ def test_plans_the_halving_after_the_second_epoch_and_keeps_it(monkeypatch, tmp_
     assert schedule.decay_after_epochs == 6 and json.loads(path.read_text()) == plan
     # A resumed run applies the recorded plan to a fresh schedule and does not replan.
     fresh = LuongSchedule(steps_per_epoch=100, decay_after_epochs=9)
-    assert restore_time_plan(str(path), fresh)["decay_after_epochs"] == 6
-    assert fresh.decay_after_epochs == 6
-    again = _limit(fresh, path)
+    restored = restore_time_plan(str(path), fresh)
+    assert restored == plan and fresh.decay_after_epochs == 6
+    again = _limit(fresh, path, plan=restored)
     for epoch in (3, 4):  # a replan would halve after epoch 5
         _epoch(again, clock, 100 * epoch, 100, 3.0)
         again.on_epoch_end(epoch)
@@ -149,6 +151,8 @@ def test_refuses_what_it_cannot_plan_with():
         TimeLimit(60, schedule=0.1, epochs=12)
     with pytest.raises(ValueError, match="plan_path needs a schedule"):
         TimeLimit(60, plan_path="plan.json")
+    with pytest.raises(ValueError, match="plan must be a dict.*received 'plan.json'"):
+        TimeLimit(60, plan="plan.json")
 
 
 def test_a_budget_that_fits_leaves_the_schedule(monkeypatch, tmp_path):

@@ -8,6 +8,7 @@ import time
 import keras
 
 from zoo.checks import check_int
+from zoo.json_files import write_json
 from zoo.training.luong_schedule import LuongSchedule
 
 
@@ -27,21 +28,28 @@ class TimeLimit(keras.callbacks.Callback):
     schedule to them (`plan_halving`): the full-rate epochs keep their share and the halved
     ones end at the limit (a budget-aware schedule, as in Li et al. 2020, "Budgeted
     Training"). It only ever moves the halving earlier. The plan is made once and written to
-    `plan_path` (JSON); `restore_time_plan` applies it again when the run is resumed, so a
-    resumed run keeps its schedule.
+    `plan_path` (JSON). To resume such a run, `restore_time_plan` reads the file and applies
+    the plan to the schedule; pass what it returns as `plan`, and the resumed run keeps its
+    schedule instead of planning again.
 
     Args:
         minutes: the budget, a positive number.
         schedule: optional `LuongSchedule` of the optimizer to fit to the budget.
         epochs: the epochs training would run without the limit (needed with `schedule`).
         plan_path: optional JSON file for the plan (needs `schedule`).
+        plan: the plan of an earlier run, as `restore_time_plan` returns it (None: plan
+            anew). With one, the callback only keeps the time.
         verbose: 1 prints the plan when it changes the schedule.
 
     Example:
         training.train(model, data, val, out_dir=out, callbacks=[TimeLimit(60)])
+
+        schedule = training.halving_schedule(optimizer)
+        plan = restore_time_plan(path, schedule) if resuming else None
+        limit = TimeLimit(60, schedule=schedule, epochs=12, plan_path=path, plan=plan)
     """
 
-    def __init__(self, minutes, schedule=None, epochs=None, plan_path=None, verbose=1):
+    def __init__(self, minutes, schedule=None, epochs=None, plan_path=None, plan=None, verbose=1):
         super().__init__()
         if not isinstance(minutes, int | float) or isinstance(minutes, bool) or minutes <= 0:
             raise ValueError(f"TimeLimit minutes must be a positive number; received {minutes!r}.")
@@ -53,12 +61,17 @@ class TimeLimit(keras.callbacks.Callback):
             epochs = check_int("TimeLimit", "epochs", epochs)
         elif plan_path is not None:
             raise ValueError("TimeLimit plan_path needs a schedule to plan; received none.")
+        if plan is not None and not isinstance(plan, dict):
+            raise ValueError(
+                f"TimeLimit plan must be a dict from restore_time_plan (or None); received "
+                f"{plan!r}."
+            )
         self.minutes = minutes
         self.schedule = schedule
         self.epochs = epochs
         self.plan_path = plan_path
         self.verbose = verbose
-        self.plan = None  # the dict written to plan_path, once made
+        self.plan = plan  # the dict written to plan_path, once made (or restored)
         self.started = None
         self.configured = None  # the schedule's decay_after_epochs when training began
         self.last_step = None
@@ -69,8 +82,6 @@ class TimeLimit(keras.callbacks.Callback):
         self.last_step = self.epoch_end = None
         if self.schedule is not None:
             self.configured = self.schedule.decay_after_epochs
-            if self.plan_path and os.path.exists(self.plan_path):
-                self.plan = read_time_plan(self.plan_path)
 
     def on_train_batch_end(self, batch, logs=None):
         if self.schedule is not None:
@@ -108,7 +119,7 @@ class TimeLimit(keras.callbacks.Callback):
                     f"{self.plan['decay_after_epochs']} instead of {self.configured}"
                 )
         if self.plan_path:
-            write_time_plan(self.plan_path, self.plan)
+            write_json(self.plan_path, self.plan, indent=1)
 
 
 def plan_halving(epochs_fit, epochs, decay_after_epochs, epochs_done):
@@ -147,14 +158,6 @@ def read_time_plan(path):
             f"{path} is not a time plan written by TimeLimit ({error}); delete it to plan again."
         ) from None
     return plan
-
-
-def write_time_plan(path, plan):
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    tmp = f"{path}.tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(plan, f, indent=1)
-    os.replace(tmp, path)
 
 
 def restore_time_plan(path, schedule):

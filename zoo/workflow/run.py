@@ -269,6 +269,7 @@ def _time_limit(args, optimizer, strategy, out, say):
         schedule=schedule if planning else None,
         epochs=args.epochs,
         plan_path=plan_path if planning and training.is_chief(strategy) else None,
+        plan=plan,
         verbose=int(say.enabled),
     )
     return limit, plan
