@@ -40,3 +40,4 @@ def test_a_failed_write_leaves_the_old_file_whole(tmp_path):
     with pytest.raises(RuntimeError, match="cannot write this"):
         write_json(str(path), {"decay_after_epochs": 9, "broken": Unwritable()})
     assert json.loads(path.read_text()) == {"decay_after_epochs": 5}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["plan.json"]  # no .tmp left

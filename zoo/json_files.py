@@ -1,8 +1,8 @@
-"""`write_json`: the one JSON writer of the package (it imports nothing from `zoo`).
+"""`write_json`: the atomic JSON writer for a run's files (it imports nothing from `zoo`).
 
 A file written with it is complete or absent: the text goes to `<path>.tmp` first and
 replaces `path` in one step, so a crash or Ctrl-C mid-write never leaves half a file
-(metrics, the time plan, data counts).
+(`metrics.json`, `run.json`, the data counts, the time plan).
 """
 
 import json
@@ -20,10 +20,15 @@ def write_json(path, data, indent=2):
     folder = os.path.dirname(os.path.abspath(path))
     os.makedirs(folder, exist_ok=True)
     tmp = f"{path}.tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(_clean(data), f, indent=indent, ensure_ascii=False, default=_json_default)
-        f.write("\n")
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(_clean(data), f, indent=indent, ensure_ascii=False, default=_json_default)
+            f.write("\n")
+        os.replace(tmp, path)
+    except BaseException:  # Ctrl-C included: leave no half-written file behind
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise
 
 
 def _clean(data):

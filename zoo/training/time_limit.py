@@ -38,7 +38,8 @@ class TimeLimit(keras.callbacks.Callback):
         epochs: the epochs training would run without the limit (needed with `schedule`).
         plan_path: optional JSON file for the plan (needs `schedule`).
         plan: the plan of an earlier run, as `restore_time_plan` returns it (None: plan
-            anew). With one, the callback only keeps the time.
+            anew). With one, the callback only keeps the time; it is accepted without a
+            `schedule` (a worker that follows the chief's plan but does not plan).
         verbose: 1 prints the plan when it changes the schedule.
 
     Example:
@@ -71,7 +72,7 @@ class TimeLimit(keras.callbacks.Callback):
         self.epochs = epochs
         self.plan_path = plan_path
         self.verbose = verbose
-        self.plan = plan  # the dict written to plan_path, once made (or restored)
+        self.plan = plan  # made at the second epoch end, or restored (then never rewritten)
         self.started = None
         self.configured = None  # the schedule's decay_after_epochs when training began
         self.last_step = None
