@@ -14,7 +14,6 @@ source_tokenizer/, target_tokenizer/, translator.json).
 """
 
 import argparse
-import json
 import os
 import sys
 
@@ -23,6 +22,7 @@ from zoo.checks import non_negative_int as _non_negative_int
 from zoo.checks import positive_float as _positive_float
 from zoo.checks import positive_int as _positive_int
 from zoo.errors import UsageError, exit_on_user_error
+from zoo.json_files import write_json
 
 _MODEL_FILE_DEFAULT = (
     "the file MODEL_DIR/translator.json names, the one the run chose on validation; else "
@@ -571,10 +571,7 @@ def run_evaluate(args, out=None):
         file=out,
     )
     if args.output:
-        os.makedirs(os.path.dirname(os.path.abspath(args.output)), exist_ok=True)
-        with open(args.output, "w", encoding="utf-8") as f:
-            json.dump(result, f, indent=2, ensure_ascii=False)
-            f.write("\n")
+        write_json(args.output, result)
     if args.hypotheses:
         with open(args.hypotheses, "w", encoding="utf-8") as f:
             f.writelines(h + "\n" for h in hypotheses)

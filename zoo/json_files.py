@@ -1,8 +1,10 @@
-"""`write_json`: the atomic JSON writer for a run's files (it imports nothing from `zoo`).
+"""`write_json`: the package's JSON writer (it imports nothing from `zoo`).
 
 A file written with it is complete or absent: the text goes to `<path>.tmp` first and
-replaces `path` in one step, so a crash or Ctrl-C mid-write never leaves half a file
-(`metrics.json`, `run.json`, the data counts, the time plan).
+replaces `path` in one step, so a crash or Ctrl-C mid-write never leaves half a file. It
+writes a run's `metrics.json`, `run.json`, data counts and time plan, the tokenizer's,
+translator's and SavedModel's settings, and `python -m zoo evaluate --output`.
+(Checkpoints write their own `state.json`, synced to disk with the weights.)
 """
 
 import json

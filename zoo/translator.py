@@ -41,6 +41,7 @@ import tensorflow as tf
 
 from zoo.checks import check_int
 from zoo.constants import END_TOKEN, PAD_ID, UNK_TOKEN
+from zoo.json_files import write_json
 from zoo.search import check_sampling, sample, search
 from zoo.text.vocabulary import JOINER, WORD_START
 from zoo.translation import as_text, check_sentences, to_translation
@@ -612,9 +613,7 @@ class Translator:
         optional `metadata` keys (see `save`). Returns the file's path."""
         metadata = _check_metadata(metadata)
         path = os.path.join(os.fspath(directory), CONFIG_FILE)
-        with open(path, "w", encoding="utf-8") as f:
-            json.dump({**metadata, **self.get_config()}, f, indent=2, ensure_ascii=False)
-            f.write("\n")
+        write_json(path, {**metadata, **self.get_config()})
         return path
 
     @staticmethod

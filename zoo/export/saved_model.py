@@ -38,10 +38,11 @@ The search settings are written beside it in `zoo_export.json` (a plain file tha
 SavedModel loader ignores).
 """
 
-import json
 import os
 
 import tensorflow as tf
+
+from zoo.json_files import write_json
 
 OUTPUT_KEYS = (
     "translation",
@@ -128,9 +129,7 @@ def export_translator(
         sampling=None if sampling is None else dict(sampling),
     )
     metadata["outputs"] = [key for key in OUTPUT_KEYS if attention or key not in ATTENTION_KEYS]
-    with open(os.path.join(path, METADATA_FILE), "w", encoding="utf-8") as f:
-        json.dump(metadata, f, indent=2)
-        f.write("\n")
+    write_json(os.path.join(path, METADATA_FILE), metadata)
     return path
 
 

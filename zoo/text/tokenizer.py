@@ -12,6 +12,7 @@ import numpy as np
 import tensorflow as tf
 
 from zoo.constants import END_ID, PAD_ID, RESERVED_TOKENS, START_ID
+from zoo.json_files import write_json
 from zoo.text.normalize import as_string_vector, normalize
 
 CONFIG_FILE = "tokenizer.json"
@@ -104,9 +105,7 @@ class Tokenizer(tf.Module):
         config = {"kind": self.kind, "format_version": FORMAT_VERSION}
         config.update(self.get_config())
         self._save_files(directory)
-        with open(os.path.join(directory, CONFIG_FILE), "w", encoding="utf-8") as f:
-            json.dump(config, f, indent=2, ensure_ascii=False)
-            f.write("\n")
+        write_json(os.path.join(directory, CONFIG_FILE), config)
         return directory
 
     @classmethod
