@@ -306,8 +306,9 @@ def _train(args, model, optimizer, data, strategy, out, say, callbacks):
         callbacks=callbacks or None,
         verbose=1 if say.enabled else 0,  # the chief's progress bar
     )
-    # The halving plan fitted to the time limit (None: the schedule ran as configured).
-    summary["time_plan"] = (limit.plan if limit is not None else None) or plan
+    # The halving plan fitted to the time limit, or the one restored with it (None: the
+    # schedule ran as configured); the limit holds a restored plan too.
+    summary["time_plan"] = limit.plan if limit is not None else plan
     return summary
 
 
