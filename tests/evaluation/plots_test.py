@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from zoo.evaluation import bleu_by_length, plot_attention, plot_bleu_by_length
+from zoo.evaluation.plots import series_styles
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -44,3 +45,23 @@ def test_bleu_by_length_plot_writes_png(tmp_path):
     assert _is_png(plot_bleu_by_length(rows, tmp_path / "single.png"))
     with pytest.raises(ValueError, match="rows"):
         plot_bleu_by_length({}, tmp_path / "none.png")
+
+
+def test_series_styles_are_distinct_and_bounded():
+    styles = series_styles(40)
+    keys = [(s["color"], s["linestyle"], s["marker"]) for s in styles]
+    assert len(set(keys)) == 40
+    assert {s["color"] for s in styles[:10]} == {f"C{i}" for i in range(10)}
+    assert {s["linestyle"] for s in styles[:10]} == {"-"}
+    assert styles[10]["color"] == "C0" and styles[10]["linestyle"] != "-"
+    assert series_styles(0) == []
+    with pytest.raises(ValueError, match="received 41"):
+        series_styles(41)
+    with pytest.raises(ValueError, match="received -1"):
+        series_styles(-1)
+
+
+def test_bleu_by_length_plot_with_many_systems(tmp_path):
+    rows = bleu_by_length(["a b c", "a " * 15], ["a dog runs", "x y"], ["a dog runs", "x z"])
+    tables = {f"system {i}": rows for i in range(14)}
+    assert _is_png(plot_bleu_by_length(tables, tmp_path / "many.png"))

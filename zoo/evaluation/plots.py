@@ -19,6 +19,37 @@ def _save(figure, path):
     return path
 
 
+# Ten colours (matplotlib's "tab10") and, for each further ten series, another line style
+# and marker, so that every line of a figure with many systems (the paper table has 14) can
+# be told from the others.
+_COLORS = tuple(f"C{i}" for i in range(10))
+_LINES = (("-", "o"), ("--", "s"), (":", "^"), ("-.", "D"))
+
+
+def series_styles(count):
+    """`count` distinct matplotlib line styles: dicts with color, linestyle and marker.
+
+    The first ten differ in colour (solid lines, round markers); each further ten reuse the
+    colours with another line style and marker. Raises ValueError past 40 series.
+    """
+    if not isinstance(count, int) or isinstance(count, bool) or count < 0:
+        raise ValueError(f"Expected a number of series (an int >= 0); received {count!r}.")
+    limit = len(_COLORS) * len(_LINES)
+    if count > limit:
+        raise ValueError(
+            f"Expected at most {limit} series in one figure, for them to stay distinct; "
+            f"received {count}. Plot fewer systems per figure."
+        )
+    return [
+        dict(
+            color=_COLORS[i % len(_COLORS)],
+            linestyle=_LINES[i // len(_COLORS)][0],
+            marker=_LINES[i // len(_COLORS)][1],
+        )
+        for i in range(count)
+    ]
+
+
 def plot_bleu_by_length(tables, path, title="BLEU by source sentence length"):
     """Line plot of BLEU per length bin; one line per system. Returns `path` (PNG).
 
@@ -35,18 +66,22 @@ def plot_bleu_by_length(tables, path, title="BLEU by source sentence length"):
         )
     figure = Figure(figsize=(6, 4))
     axes = figure.add_subplot()
-    for label, rows in tables.items():
+    styles = series_styles(len(tables))
+    for (label, rows), style in zip(tables.items(), styles, strict=True):
         points = [(i, r["bleu"]) for i, r in enumerate(rows) if r["bleu"] is not None]
         if points:
             xs, ys = zip(*points, strict=True)
-            axes.plot(xs, ys, marker="o", label=str(label))
+            axes.plot(xs, ys, label=str(label), **style)
     first = next(iter(tables.values()))
     axes.set_xticks(range(len(first)), [r["bin"] for r in first])
     axes.set_xlabel("source sentence length (words)")
     axes.set_ylabel("BLEU")
     axes.set_title(title)
     axes.grid(alpha=0.3)
-    axes.legend()
+    if len(tables) > 4:  # many systems: the legend beside the axes, not over the lines
+        axes.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize="small")
+    else:
+        axes.legend()
     return _save(figure, path)
 
 
