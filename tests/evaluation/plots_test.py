@@ -2,9 +2,10 @@
 
 import numpy as np
 import pytest
+from matplotlib.colors import TABLEAU_COLORS
 
 from zoo.evaluation import bleu_by_length, plot_attention, plot_bleu_by_length
-from zoo.evaluation.plots import series_styles
+from zoo.evaluation.plots import SERIES_CYCLE
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -47,18 +48,16 @@ def test_bleu_by_length_plot_writes_png(tmp_path):
         plot_bleu_by_length({}, tmp_path / "none.png")
 
 
-def test_series_styles_are_distinct_and_bounded():
-    styles = series_styles(40)
+def test_series_cycle_is_distinct_and_bounded(tmp_path):
+    styles = list(SERIES_CYCLE)
     keys = [(s["color"], s["linestyle"], s["marker"]) for s in styles]
     assert len(set(keys)) == 40
-    assert {s["color"] for s in styles[:10]} == {f"C{i}" for i in range(10)}
+    assert {s["color"] for s in styles[:10]} == set(TABLEAU_COLORS)  # ten colours
     assert {s["linestyle"] for s in styles[:10]} == {"-"}
-    assert styles[10]["color"] == "C0" and styles[10]["linestyle"] != "-"
-    assert series_styles(0) == []
+    assert styles[10]["color"] == styles[0]["color"] and styles[10]["linestyle"] != "-"
+    rows = bleu_by_length(["a b c"], ["a dog runs"], ["a dog runs"])
     with pytest.raises(ValueError, match="received 41"):
-        series_styles(41)
-    with pytest.raises(ValueError, match="received -1"):
-        series_styles(-1)
+        plot_bleu_by_length({f"s{i}": rows for i in range(41)}, tmp_path / "x.png")
 
 
 def test_bleu_by_length_plot_with_many_systems(tmp_path):

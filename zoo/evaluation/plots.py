@@ -6,7 +6,9 @@ so they work on headless machines and in threads.
 import os
 
 import numpy as np
+from matplotlib import cycler
 from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.colors import TABLEAU_COLORS
 from matplotlib.figure import Figure
 
 
@@ -19,35 +21,12 @@ def _save(figure, path):
     return path
 
 
-# Ten colours (matplotlib's "tab10") and, for each further ten series, another line style
-# and marker, so that every line of a figure with many systems (the paper table has 14) can
-# be told from the others.
-_COLORS = tuple(f"C{i}" for i in range(10))
-_LINES = (("-", "o"), ("--", "s"), (":", "^"), ("-.", "D"))
-
-
-def series_styles(count):
-    """`count` distinct matplotlib line styles: dicts with color, linestyle and marker.
-
-    The first ten differ in colour (solid lines, round markers); each further ten reuse the
-    colours with another line style and marker. Raises ValueError past 40 series.
-    """
-    if not isinstance(count, int) or isinstance(count, bool) or count < 0:
-        raise ValueError(f"Expected a number of series (an int >= 0); received {count!r}.")
-    limit = len(_COLORS) * len(_LINES)
-    if count > limit:
-        raise ValueError(
-            f"Expected at most {limit} series in one figure, for them to stay distinct; "
-            f"received {count}. Plot fewer systems per figure."
-        )
-    return [
-        dict(
-            color=_COLORS[i % len(_COLORS)],
-            linestyle=_LINES[i // len(_COLORS)][0],
-            marker=_LINES[i // len(_COLORS)][1],
-        )
-        for i in range(count)
-    ]
+# Each line of a figure its own look, for up to 40 systems (the paper table has 14): the ten
+# "tab10" colours with solid lines and round markers, then the same colours again with
+# another line style and marker for each further ten.
+SERIES_CYCLE = (
+    cycler(linestyle=["-", "--", ":", "-."]) + cycler(marker=["o", "s", "^", "D"])
+) * cycler(color=list(TABLEAU_COLORS))
 
 
 def plot_bleu_by_length(tables, path, title="BLEU by source sentence length"):
@@ -64,14 +43,19 @@ def plot_bleu_by_length(tables, path, title="BLEU by source sentence length"):
             "Expected bleu_by_length rows or a non-empty dict {label: rows}; "
             f"received {type(tables).__name__}."
         )
+    if len(tables) > len(SERIES_CYCLE):
+        raise ValueError(
+            f"Expected at most {len(SERIES_CYCLE)} systems in one figure, for their lines to "
+            f"stay distinct; received {len(tables)}. Plot fewer systems per figure."
+        )
     figure = Figure(figsize=(6, 4))
     axes = figure.add_subplot()
-    styles = series_styles(len(tables))
-    for (label, rows), style in zip(tables.items(), styles, strict=True):
+    axes.set_prop_cycle(SERIES_CYCLE)
+    for label, rows in tables.items():
         points = [(i, r["bleu"]) for i, r in enumerate(rows) if r["bleu"] is not None]
         if points:
             xs, ys = zip(*points, strict=True)
-            axes.plot(xs, ys, label=str(label), **style)
+            axes.plot(xs, ys, label=str(label))
     first = next(iter(tables.values()))
     axes.set_xticks(range(len(first)), [r["bin"] for r in first])
     axes.set_xlabel("source sentence length (words)")
