@@ -456,3 +456,37 @@ def test_streamed_multiworker_workers_read_their_shards_in_step(tmp_path):
     ]
     assert [_summary(out)["steps"] for out, _ in outputs] == [7, 7]
     np.testing.assert_array_equal(np.load(tmp_path / "w0.npy"), np.load(tmp_path / "w1.npy"))
+
+
+def test_adadelta_step_on_embeddings_matches_numpy_on_the_summed_gradient(tmp_path):
+    # Bahdanau et al.'s Adadelta (Zeiler 2012, algorithm 1) on the dense gradient: a token
+    # repeated in the batch adds the square of its summed gradient to the accumulator, not
+    # the sum of the squares of its slices (Theano's dense embedding gradient). One step.
+    rho, eps = 0.95, 1e-6
+    batch = next(iter(toy_dataset(shuffle=False)))
+    ids = batch[0]["source_ids"].numpy()
+    assert len(np.unique(ids[ids != 0])) < np.sum(ids != 0)  # some token repeats
+    keras.utils.set_random_seed(5)
+    model = toy_model(dropout=0.0)
+    before = [w.copy() for w in model.get_weights()]
+    targets = batch[1]
+    with tf.GradientTape() as tape:
+        logits = model(batch[0], training=True)
+        nll = keras.losses.sparse_categorical_crossentropy(targets, logits, from_logits=True)
+        mask = tf.cast(targets != 0, nll.dtype)
+        loss = tf.reduce_sum(nll * mask) / tf.reduce_sum(mask)
+    grads = tape.gradient(loss, model.trainable_variables)
+    grads = [tf.convert_to_tensor(g).numpy() for g in grads]  # dense: repeated rows summed
+    expected = []
+    for w, g in zip(before, grads, strict=True):
+        accumulated = (1 - rho) * g**2
+        expected.append(w - np.sqrt(eps) / np.sqrt(accumulated + eps) * g)
+    training.train(
+        model,
+        tf.data.Dataset.from_tensors(batch),
+        out_dir=tmp_path,
+        optimizer=keras.optimizers.Adadelta(learning_rate=1.0, rho=rho, epsilon=eps),
+        verbose=0,
+    )
+    for weight, want in zip(model.get_weights(), expected, strict=True):
+        np.testing.assert_allclose(weight, want, rtol=1e-4, atol=1e-6)

@@ -10,7 +10,7 @@ What one step does, per replica and then across them:
    eps > 0) cross-entropy over real target tokens (`losses.masked_smoothed_loss_sum`);
 2. divided by the global batch's tokens or sentences (`losses.loss_denominator`,
    all-reduced), and scaled by the loss-scale optimizer under mixed_float16;
-3. gradients; with several replicas they are all-reduced and clipped to the optimizer's
+3. gradients, an embedding's made dense (`_dense`); with several replicas they are all-reduced and clipped to the optimizer's
    `global_clipnorm` after the sum (the papers' rule; Keras alone would clip each
    replica's partial gradient before the all-reduce), then applied.
 It returns the plain (unsmoothed) loss sum, correct tokens and tokens, summed over replicas.
@@ -69,6 +69,17 @@ def halving_schedule(optimizer):
     return schedule if isinstance(schedule, LuongSchedule) else None
 
 
+def _dense(gradient):
+    """An embedding's `IndexedSlices` gradient as one dense tensor (rows of repeated tokens
+    summed), else `gradient`. Keras's Adadelta squares each slice of an `IndexedSlices` on its
+    own, so a token repeated in the batch would add the sum of its squared slices to the
+    accumulator instead of the square of its gradient (Zeiler 2012; Theano's dense gradient
+    in Bahdanau et al.). SGD and Keras's Adam give the same update either way."""
+    if isinstance(gradient, tf.IndexedSlices):
+        return tf.convert_to_tensor(gradient)
+    return gradient
+
+
 def _clip_after_all_reduce(grads, trainable, optimizer, context, replicas):
     """The summed gradient clipped to the optimizer's global norm, 1/n of it per replica
     (below the threshold, so Keras' own per-replica clipping leaves it unchanged)."""
@@ -124,7 +135,7 @@ def make_train_step(
             denominator = context.all_reduce(_SUM, loss_denominator(targets, loss_normalization))
             loss = objective / tf.maximum(denominator, 1.0)
             scaled_loss = optimizer.scale_loss(loss)
-        grads = tape.gradient(scaled_loss, trainable)
+        grads = [_dense(g) for g in tape.gradient(scaled_loss, trainable)]
         if replicas > 1 and clipnorm:
             grads = _clip_after_all_reduce(grads, trainable, optimizer, context, replicas)
         optimizer.apply(grads, trainable)
