@@ -49,6 +49,13 @@ PAPER_OPTIMIZERS = {
     "dropout), gradient norm clipped at 5 (Luong et al. 2015, section 4.1)",
     "adam": "Adam (learning rate 1e-3), gradient norm clipped at 1 (not the papers' choice)",
 }
+# What --optimizer paper gives on Multi30k, by family (bench/RESULTS.md, session 20).
+PAPER_ON_MULTI30K = {
+    "bahdanau": "",
+    "luong": "On a corpus as small as Multi30k its 12 epochs are too few updates for SGD: "
+    "9.4 BLEU at batches of 128 (2,724 updates), 35.3 with --batch-size 32 (10,884), "
+    "against about 40 for the default. ",
+}
 # The training settings of each family, unless a flag sets them. TRAINING_DEFAULTS are the
 # best found on Multi30k on a 2-core CPU within an hour (bench/RESULTS.md): Adam, batches of
 # 64, the learning rate halved every epoch after `decay_after` epochs, and a 60-minute limit.
@@ -331,7 +338,8 @@ def _add_optimizer_flags(parser, family):
         f"epochs, halving after epoch {ours['decay_after']}, at most "
         f"{ours['max_minutes']:g} minutes. 'paper': the paper's {PAPER_OPTIMIZERS[family]}, "
         f"batches of {paper['batch_size']}, {paper['epochs']} epochs, no time limit, the "
-        "loss summed per sentence. 'bahdanau' and 'luong' pick either paper's optimizer "
+        f"loss summed per sentence. {PAPER_ON_MULTI30K[family]}'bahdanau' and 'luong' pick "
+        "either paper's optimizer "
         "(with the default batch size and epochs). Flags given explicitly override all of these",
     )
     training.add_argument(
