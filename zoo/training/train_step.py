@@ -10,9 +10,10 @@ What one step does, per replica and then across them:
    eps > 0) cross-entropy over real target tokens (`losses.masked_smoothed_loss_sum`);
 2. divided by the global batch's tokens or sentences (`losses.loss_denominator`,
    all-reduced), and scaled by the loss-scale optimizer under mixed_float16;
-3. gradients, an embedding's made dense (`_dense`); with several replicas they are all-reduced and clipped to the optimizer's
-   `global_clipnorm` after the sum (the papers' rule; Keras alone would clip each
-   replica's partial gradient before the all-reduce), then applied.
+3. gradients, an embedding's made dense (`_dense`); with several replicas they are
+   all-reduced and clipped to the optimizer's `global_clipnorm` after the sum (the papers'
+   rule; Keras alone would clip each replica's partial gradient before the all-reduce),
+   then applied.
 It returns the plain (unsmoothed) loss sum, correct tokens and tokens, summed over replicas.
 """
 
@@ -84,9 +85,8 @@ def _clip_after_all_reduce(grads, trainable, optimizer, context, replicas):
     """The summed gradient clipped to the optimizer's global norm, 1/n of it per replica
     (below the threshold, so Keras' own per-replica clipping leaves it unchanged)."""
     loss_scaled = optimizer is not inner_optimizer(optimizer)
-    grads = [
-        tf.convert_to_tensor(g) if g is not None else tf.zeros_like(v)
-        for g, v in zip(grads, trainable, strict=True)
+    grads = [  # already dense (`_dense`); a variable without a gradient gets zeros
+        g if g is not None else tf.zeros_like(v) for g, v in zip(grads, trainable, strict=True)
     ]
     grads = context.all_reduce(_SUM, grads)
     threshold = inner_optimizer(optimizer).global_clipnorm

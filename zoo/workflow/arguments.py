@@ -341,8 +341,8 @@ def _add_optimizer_flags(parser, family):
         f"{ours['max_minutes']:g} minutes. 'paper': the paper's {PAPER_OPTIMIZERS[family]}, "
         f"batches of {paper['batch_size']}, {paper['epochs']} epochs, no time limit, the "
         f"loss summed per sentence. {PAPER_ON_MULTI30K[family]}'bahdanau' and 'luong' pick "
-        "either paper's optimizer "
-        "(with the default batch size and epochs). Flags given explicitly override all of these",
+        "either paper's optimizer (with the default batch size and epochs). Flags given "
+        "explicitly override all of these",
     )
     training.add_argument(
         "--learning-rate",
