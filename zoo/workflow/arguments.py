@@ -14,14 +14,15 @@ from zoo import checks
 from zoo.data import BATCHINGS, DEFAULT_SHUFFLE_BUFFER
 from zoo.models import SIZES, preset_arguments
 from zoo.text import KINDS
+from zoo.search import defaults as search_defaults
 from zoo.training import (
     LOSS_NORMALIZATIONS,
     PRECISIONS,
     STRATEGIES,
     default_loss_normalization,
 )
-
-FAMILIES = ("bahdanau", "luong")
+from zoo.training.profiles import FAMILIES, PAPER_TRAINING, TRAINING_DEFAULTS
+from zoo.training.profiles import OPTIMIZER_DESCRIPTIONS as PAPER_OPTIMIZERS
 OPTIMIZER_CHOICES = ("adam", "paper", "bahdanau", "luong")
 # Architecture switches, by the name of the preset argument they override.
 ARCHITECTURE_SWITCHES = ("dropout", "reverse_source", "bidirectional", "input_feeding", "window")
@@ -42,13 +43,6 @@ STREAM_ABOVE_MB = 100  # --streaming auto streams {split} file sets larger than 
 # English->French), when --data wmt14 comes without languages.
 WMT14_LANGUAGES = {"luong": ("en", "de"), "bahdanau": ("en", "fr")}
 
-PAPER_OPTIMIZERS = {
-    "bahdanau": "Adadelta (rho 0.95, eps 1e-6), gradient norm clipped at 1 "
-    "(Bahdanau et al. 2014, appendix A.2.2)",
-    "luong": "SGD at learning rate 1.0, halved every epoch after epoch 5 (after 8 with "
-    "dropout), gradient norm clipped at 5 (Luong et al. 2015, section 4.1)",
-    "adam": "Adam (learning rate 1e-3), gradient norm clipped at 1 (not the papers' choice)",
-}
 # What --optimizer paper gives on Multi30k, by family (bench/RESULTS.md, sessions 20 and 21).
 PAPER_ON_MULTI30K = {
     "bahdanau": "On a corpus as small as Multi30k its 10 epochs are too few updates for "
@@ -59,31 +53,8 @@ PAPER_ON_MULTI30K = {
     "9.4 BLEU at batches of 128 (2,724 updates); with --batch-size 32 (10,884) 35.3 and "
     "39.4 (two seeds), against about 40 for the default in less time. ",
 }
-# The training settings of each family, unless a flag sets them. TRAINING_DEFAULTS are the
-# best found on Multi30k on a 2-core CPU within an hour (bench/RESULTS.md): Adam, batches of
-# 64, the learning rate halved every epoch after `decay_after` epochs, and a 60-minute limit.
-# PAPER_TRAINING (--optimizer paper) are the papers' own: Bahdanau et al. appendix A.2.2
-# (Adadelta, batches of 80) and Luong et al. section 4.1 (SGD at 1.0, batches of 128, 12
-# epochs with dropout, halving after epoch 8 by the optimizer's own rule), both on the
-# summed cross-entropy of a sentence (loss_normalization "sentences").
-TRAINING_DEFAULTS = {
-    "bahdanau": dict(optimizer="adam", batch_size=64, epochs=10, decay_after=5, max_minutes=60.0),
-    # Luong: 12 epochs, halving after 9 (session 13: validation BLEU 40.34 against 38.51 for
-    # 7 epochs halving after 4, same seed). On a machine too slow for 12 epochs in the hour,
-    # TimeLimit shrinks the schedule to the epochs that fit (halving after 5 of 6.8).
-    "luong": dict(optimizer="adam", batch_size=64, epochs=12, decay_after=9, max_minutes=60.0),
-}
-# Beam search's length penalty by family, chosen by validation BLEU (beam 5) on Multi30k
-# with the beam that keeps its finished hypotheses aside (bench/RESULTS.md, session 8):
-# Luong local-p 30.40 / 35.07 / 35.79 / 35.52 at 0 / 0.6 / 1.0 / 1.5 (session 8), Bahdanau
-# RNNsearch 34.42 / 38.76 / 39.26 at 0 / 0.6 / 1.0 (session 9).
-LENGTH_PENALTY = {"bahdanau": 1.0, "luong": 1.0}
-PAPER_TRAINING = {
-    "bahdanau": dict(
-        optimizer="bahdanau", batch_size=80, epochs=10, decay_after=None, max_minutes=None
-    ),
-    "luong": dict(optimizer="luong", batch_size=128, epochs=12, decay_after=None, max_minutes=None),
-}
+# Beam search's length penalty by family: the library's one default (zoo.search.defaults).
+LENGTH_PENALTY = {family: search_defaults.LENGTH_PENALTY for family in FAMILIES}
 
 _EPILOG = """\
 Data: corpora are read from $ZOO_DATA_DIR (default: the shared/data folder beside the

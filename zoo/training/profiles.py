@@ -1,0 +1,46 @@
+"""The training profiles: the recipes' defaults and the papers' own settings, by family.
+
+A profile is what `python recipes/<row>.py` trains with unless a flag says otherwise, and
+what `zoo.training.train` and `make_optimizer` fall back to when called from Python. The
+command line (`zoo.workflow.arguments`) renders these values in `--help`; it holds none of
+its own.
+
+- `TRAINING_DEFAULTS`: the best settings found for Multi30k on a 2-core CPU within an hour
+  (docs/benchmarks.md): Adam, batches of 64, the learning rate halved every epoch after
+  `decay_after` epochs, and a 60-minute limit.
+- `PAPER_TRAINING` (`--optimizer paper`): Bahdanau et al. 2014 appendix A.2.2 (Adadelta,
+  batches of 80) and Luong et al. 2015 section 4.1 (SGD at 1.0, batches of 128, 12 epochs
+  with dropout, halving after epoch 8 by the optimizer's own rule), both on the summed
+  cross-entropy of a sentence (loss normalisation "sentences").
+"""
+
+FAMILIES = ("bahdanau", "luong")
+
+TRAINING_DEFAULTS = {
+    "bahdanau": dict(optimizer="adam", batch_size=64, epochs=10, decay_after=5, max_minutes=60.0),
+    "luong": dict(optimizer="adam", batch_size=64, epochs=12, decay_after=9, max_minutes=60.0),
+}
+
+PAPER_TRAINING = {
+    "bahdanau": dict(
+        optimizer="bahdanau", batch_size=80, epochs=10, decay_after=None, max_minutes=None
+    ),
+    "luong": dict(optimizer="luong", batch_size=128, epochs=12, decay_after=None, max_minutes=None),
+}
+
+OPTIMIZER_DESCRIPTIONS = {
+    "bahdanau": "Adadelta (rho 0.95, eps 1e-6), gradient norm clipped at 1 "
+    "(Bahdanau et al. 2014, appendix A.2.2)",
+    "luong": "SGD at learning rate 1.0, halved every epoch after epoch 5 (after 8 with "
+    "dropout), gradient norm clipped at 5 (Luong et al. 2015, section 4.1)",
+    "adam": "Adam (learning rate 1e-3), gradient norm clipped at 1 (not the papers' choice)",
+}
+"""One line per optimizer name of `make_optimizer`, for help texts and run logs."""
+
+
+def training_profile(family, paper=False):
+    """A copy of the profile of `family` ("bahdanau" or "luong"): the recipes' defaults, or
+    the paper's own settings with `paper=True`."""
+    if family not in FAMILIES:
+        raise ValueError(f"Unknown family {family!r}; expected one of {FAMILIES}.")
+    return dict((PAPER_TRAINING if paper else TRAINING_DEFAULTS)[family])
