@@ -129,7 +129,8 @@ def peer_log_figure(log, batch_size=64):
 # Suffixes of a preset spec "NAME[:SUFFIX...]" and the build overrides they stand for. The
 # base Luong presets read both ways in the first encoder layer and run without input
 # feeding (zoo.models.presets); ":feed:unidirectional" is the paper's model at base sizes,
-# the one this file's older figures in RESULTS measured as plain "luong_global_general".
+# the one that bench/RESULTS.md's figures dated up to 2026-12-01 ("Training speed") measured
+# as plain "luong_global_general".
 PRESET_SUFFIXES = {
     "nofeed": {"input_feeding": False},
     "feed": {"input_feeding": True},

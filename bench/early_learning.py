@@ -2,7 +2,7 @@
 validation perplexity after them.
 
 A cheap way to compare initialisations, optimizers and loss normalisations before a long
-run (the Luong models' plateau in bench/RESULTS.md was found this way). It runs the one
+run (the Luong models' plateau in bench/RESULTS.md, "Tuning", was found this way). It runs the one
 training path (`zoo.training.train`) on the batches the recipes use (SentencePiece 8000
 tokenizers cached under bench/out/, sorted pools, batches of 64) and prints the mean loss
 of every 50 steps.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# GPU check for issue 6 (under 8 minutes on one GPU): installs the project, trains the Luong
+# GPU check (under 8 minutes on one GPU): installs the project, trains the Luong
 # base model (luong_global_general, base, 8k vocabularies, batch 64, real Multi30k batches)
 # for a few hundred steps in mixed_float16 and in float32 and prints target tokens/s of each,
 # then beam-5 (and greedy) decoding speed of test2016 at batch 64.

@@ -3,8 +3,8 @@
 Each row runs `python recipes/<recipe>.py --epochs N --max-minutes 0 --out OUT/<row>` (plus
 the row's own flags) in a subprocess, alone, and reads its `metrics.json`. A finished row's
 `metrics.json` is also recorded in git, as `bench/paper_table/<N>_epochs/<row>.json` (a few
-kB), and a row recorded there is reused, so the table can be filled over several sessions
-and machines (`--rows` picks the rows to train). The outputs hold every row recorded for
+kB), and a row recorded there is reused, so the table can be filled over several runs and
+machines (`--rows` picks the rows to train). The outputs hold every row recorded for
 these epochs: `OUT/table.md` (markdown, one line per row: recipe, parameters, epochs,
 training minutes, best validation and test perplexity, test BLEU greedy and beam, chrF,
 beam BLEU by source length) and `OUT/bleu_by_length.png` (every row's beam BLEU by source
@@ -22,10 +22,13 @@ BLEU), never by the test set.
     python bench/paper_table.py --list               # the rows and their commands
     python bench/paper_table.py --table-only         # rewrite the table from finished rows
     python bench/paper_table.py --rows luong_global_dot --note "beside another row"
-    python bench/paper_table.py --table-only --readme README.md   # also update the README
+    python bench/paper_table.py --table-only --readme docs/papers.md   # also update the guide
 
-`--readme` rewrites the table between the file's README_START and README_END marker lines
-and copies the figure to docs/paper_table_bleu_by_length.png, which that block shows.
+`--readme FILE` rewrites the block between FILE's two marker lines (README_START and
+README_END below) with the table and the figure, and copies the figure beside FILE as
+paper_table_bleu_by_length.png (for docs/papers.md: docs/paper_table_bleu_by_length.png),
+which the block shows by that name, relative to FILE's folder. Measured tables, with their
+machines and what ran beside them: bench/RESULTS.md, "Translation quality".
 
 A row trained while something else ran has its train minutes marked, with the run's note
 (`--note`) under the table: its accuracy holds (a fixed number of epochs), its time does not.
@@ -43,10 +46,10 @@ import time
 from common import BENCH_DIR, OUT_DIR, REPO_DIR
 
 RECORDED_DIR = BENCH_DIR / "paper_table"  # tracked: <N>_epochs/<row>.json, a finished row's metrics
-README_START = "<!-- paper table: python bench/paper_table.py --table-only --readme README.md -->"
+README_START = "<!-- paper table: python bench/paper_table.py --table-only --readme docs/papers.md -->"
 README_END = "<!-- end of the paper table -->"
-README_FIGURE = "docs/paper_table_bleu_by_length.png"  # relative to the repository
-EPOCHS = 12  # the table's epochs by default, and the table the README shows
+README_FIGURE = "paper_table_bleu_by_length.png"  # written beside --readme FILE
+EPOCHS = 12  # the table's epochs by default, and the table that --readme writes
 
 
 def recorded_path(label, epochs):
@@ -233,7 +236,8 @@ def write_outputs(results, out):
 
 def update_readme(path, results, out):
     """Replaces the block between README_START and README_END in `path` with the table and
-    the figure (copied to README_FIGURE); a file without both markers is an error."""
+    the figure, copied beside `path` as README_FIGURE and linked relative to `path`'s folder;
+    a file without both markers is an error."""
     path = pathlib.Path(path)
     text = path.read_text(encoding="utf-8")
     start, end = text.find(README_START), text.find(README_END)
@@ -242,8 +246,7 @@ def update_readme(path, results, out):
             f"{path} has no paper-table block: expected a line {README_START!r} and, after "
             f"it, a line {README_END!r}."
         )
-    figure = REPO_DIR / README_FIGURE
-    figure.parent.mkdir(parents=True, exist_ok=True)
+    figure = path.parent / README_FIGURE
     shutil.copyfile(out / "bleu_by_length.png", figure)
     alt = "test2016 BLEU by source length for every recorded row"
     block = f"{README_START}\n\n{table(results)}\n![{alt}]({README_FIGURE})\n\n"
@@ -258,7 +261,8 @@ def main(argv=None):
         type=int,
         default=EPOCHS,
         help=f"epochs for every row (default: {EPOCHS}, the Luong recipes' default, near "
-        "convergence for the best rows; 7 was the table's count before session 13)",
+        "convergence for the best rows; rows recorded for 7 epochs are in "
+        "bench/paper_table/7_epochs/)",
     )
     parser.add_argument(
         "--rows", default="all", help=f"comma-separated rows, or 'all' (default): {', '.join(ROWS)}"
@@ -284,8 +288,8 @@ def main(argv=None):
     parser.add_argument(
         "--readme",
         metavar="FILE",
-        help="also write the table into FILE (e.g. README.md) between its paper-table "
-        f"markers, and copy the figure to {README_FIGURE}",
+        help="also write the table into FILE (e.g. docs/papers.md) between its paper-table "
+        f"markers, and copy the figure beside FILE as {README_FIGURE}",
     )
     args = parser.parse_args(argv)
     labels = list(ROWS) if args.rows == "all" else args.rows.split(",")
@@ -296,7 +300,7 @@ def main(argv=None):
         parser.error(f"--epochs must be >= 1, got {args.epochs}")
     if args.readme and args.epochs != EPOCHS:
         parser.error(
-            f"--readme writes the README's {EPOCHS}-epoch table; got --epochs {args.epochs}"
+            f"--readme writes the {EPOCHS}-epoch table; got --epochs {args.epochs}"
         )
     out = pathlib.Path(args.out).resolve()
     out.mkdir(parents=True, exist_ok=True)
@@ -308,7 +312,7 @@ def main(argv=None):
         for label in labels:
             run_row(label, args.epochs, out, args.note)
     # The table and figure hold every row recorded for these epochs, in ROWS' order, so a
-    # run of some rows adds them to those of earlier sessions.
+    # run of some rows adds them to those recorded earlier.
     results = {label: m for label in ROWS if (m := recorded(label, args.epochs)) is not None}
     if results:
         write_outputs(results, out)

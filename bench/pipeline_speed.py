@@ -6,7 +6,8 @@ the graph) and the following epochs (from the cache):
 
     python bench/pipeline_speed.py --corpus multi30k --source de --target en --epochs 3
 
-Streamed, on a synthetic corpus of N pairs (issue 18): writes N pairs made from the split's
+Streamed, on a synthetic corpus of N pairs (the scale test; figures in bench/RESULTS.md,
+"Data pipeline and scale"): writes N pairs made from the split's
 sentences, each side the first half of one sentence's words and the second half of
 another's (so that they are not repeats; the two sides stay aligned), as plain or gzip
 files, then times `zoo.data.count_stream` (the one counting pass, cached beside the files),

@@ -4,8 +4,9 @@ The variants (each traced with its switch in place, then timed in alternating bl
 that the machine's drift hits them alike):
 - `shipped`: the code as it is (the loops' `matmul_pretransposed`);
 - `plain_matmul`: `ops.matmul(x, kernel)` where the loops use `matmul_pretransposed`.
-The hand-written LSTM backward and the fused Adam/Adadelta updates were measured here in
-session 8 (1.03x and 0.82x) and removed; bench/RESULTS.md keeps their figures.
+The hand-written LSTM backward and the fused Adam/Adadelta updates were measured here on
+2026-12-01 (1.03x and 0.82x) and removed; bench/RESULTS.md, "Training speed", keeps their
+figures.
 The step is `zoo.training.train_step.make_train_step`, what `zoo.training.train` runs, on
 real Multi30k batches of 64 pairs (8k SentencePiece vocabularies, sorted pools). Prints
 the median step time of each variant and its ratio to `shipped` (> 1: the trick pays).

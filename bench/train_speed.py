@@ -15,10 +15,11 @@ excluded), as Joey NMT counts.
 
 A preset spec `NAME:SUFFIX...` changes the preset (bench/common.py, PRESET_SUFFIXES): `:nofeed`
 and `:feed` set input feeding off and on (off: the decoder's whole-sequence path),
-`:unidirectional` gives the paper's one-way encoder. The Luong base presets read both ways in
-the first encoder layer and run without input feeding since session 11; the figures in RESULTS
-before it, and the peer ratios they record, are those of `:feed:unidirectional` (the
-plain name then) and `:nofeed:unidirectional` (":nofeed" then), which the default list keeps.
+`:unidirectional` gives the paper's one-way encoder. The Luong base presets have read both
+ways in the first encoder layer and run without input feeding since 2026-12-01; the figures
+in bench/RESULTS.md ("Training speed") dated up to 2026-12-01, and the peer ratios they
+record, are those of `:feed:unidirectional` (the plain name then) and
+`:nofeed:unidirectional` (":nofeed" then), which the default list keeps.
 
 The "x peer" column divides by the peer's figure measured on this machine when the peer is
 set up (`../shared/peers/joeynmt/run.sh setup`): its Bahdanau model from the log of the last

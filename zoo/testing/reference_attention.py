@@ -1,8 +1,8 @@
 """NumPy versions of the attention equations of Bahdanau et al. 2014 and Luong et al. 2015.
 
-Written from the papers (and issue 2's statement of them), not from `zoo.layers`, so that the
-layer tests compare two independent implementations. Everything runs in float64 on NumPy arrays;
-weights are in Keras orientation (`x @ W`). Shapes:
+Written from the papers' equations, not from `zoo.layers`, so that the layer tests compare
+two independent implementations. Everything runs in float64 on NumPy arrays; weights are in
+Keras orientation (`x @ W`). Shapes:
 
     query (B, Dq) or (B, Tq, Dq); memory (B, Ts, Dm); mask bool (B, Ts), True = real position.
     returns context (B, [Tq,] Dm), weights (B, [Tq,] Ts)
