@@ -25,7 +25,7 @@ def test_anki_direction_and_determinism(anki_splits):
     assert reverse.source == anki_splits["val"].target
     assert reverse.target == anki_splits["val"].source
     assert (reverse.source_lang, reverse.target_lang) == ("es", "en")
-    with pytest.raises(ValueError, match="pairs the languages"):
+    with pytest.raises(ValueError, match="anki-spa-eng has the language pairs en-es"):
         load_corpus("anki-spa-eng", "en", "fr")
 
 

@@ -1,5 +1,6 @@
 """zoo.data: parallel corpora and tf.data pipelines.
 
+`CORPORA` (zoo.data.corpora): the named corpora, their languages, splits and readers.
 `load_corpus(name, source_lang, target_lang, split)` -> `Corpus`; `make_dataset(...)` (or
 `corpus.dataset(...)`) -> batches `({"source_ids", "target_ids"}, target_out_ids)`.
 Corpora too large for memory: `open_stream(...)` -> `StreamedCorpus`, `count_stream(...)`,
@@ -9,6 +10,16 @@ Corpora too large for memory: `open_stream(...)` -> `StreamedCorpus`, `count_str
 Local corpora live in `$ZOO_DATA_DIR` (default: `shared/data` beside the checkout).
 """
 
+from zoo.data.corpora import (
+    CORPORA,
+    DEFAULT_CORPUS,
+    CorpusInfo,
+    complete_languages,
+    corpora_help,
+    corpus_info,
+    default_languages,
+    default_test_split,
+)
 from zoo.data.corpus import Corpus, load_corpus
 from zoo.data.errors import MissingDataError
 from zoo.data.paths import cache_dir, data_dir
@@ -41,7 +52,15 @@ from zoo.data.streaming import (
 
 __all__ = [
     "BATCHINGS",
+    "CORPORA",
     "Corpus",
+    "CorpusInfo",
+    "DEFAULT_CORPUS",
+    "complete_languages",
+    "corpora_help",
+    "corpus_info",
+    "default_languages",
+    "default_test_split",
     "DEFAULT_SHUFFLE_BUFFER",
     "NAMED_TFDS",
     "StreamCounter",

@@ -1,20 +1,25 @@
 """Multi30k task 1 (Elliott et al., 2016): local copy, else a cached download of the raw files.
 
 Files: `{split}.{lang}` for split in train/val/test2016 and lang in de/en/fr/cs, looked up in
-`$ZOO_DATA_DIR/multi30k/`, then in `$ZOO_CACHE_DIR/multi30k/`, else downloaded once (gzip,
-sha256-checked) from the official repository https://github.com/multi30k/dataset, pinned
-commit below, `data/task1/raw/`.
+`$ZOO_DATA_DIR/multi30k/`, then in `$ZOO_CACHE_DIR/multi30k/`, else downloaded once with
+`keras.utils.get_file` (the gzip file, checked against the sha256 pinned below, then unpacked)
+from the official repository https://github.com/multi30k/dataset, pinned commit below,
+`data/task1/raw/`. `load` and `open_stream` are the corpus registry's (zoo.data.corpora).
 """
 
 import gzip
 import hashlib
 import logging
 import os
-import urllib.error
-import urllib.request
+import shutil
+from pathlib import Path
+
+import keras
 
 from zoo.data.errors import MissingDataError
 from zoo.data.paths import cache_dir, data_dir
+from zoo.data.readers import read_parallel
+from zoo.data.streamed_corpus import StreamedCorpus
 
 logger = logging.getLogger("zoo.data")
 
@@ -52,10 +57,43 @@ def url(split, lang):
     return f"{BASE_URL}{_REMOTE_NAMES[split]}.{lang}.gz"
 
 
-def fetch(address, timeout=60):
-    """Downloads `address` and returns its bytes (kept separate so tests can replace it)."""
-    with urllib.request.urlopen(address, timeout=timeout) as response:
-        return response.read()
+def download_file(split, lang, how=""):
+    """Fetches `{split}.{lang}` from the official repository into `$ZOO_CACHE_DIR/multi30k/`
+    (`keras.utils.get_file`, sha256-checked) and unpacks it there; returns its path.
+
+    Raises MissingDataError when the download fails or its sha256 is not the pinned one (the
+    file is then removed); `how` is appended to the message.
+    """
+    name = f"{split}.{lang}"
+    address = url(split, lang)
+    folder = cache_dir() / "multi30k"
+    try:
+        archive = keras.utils.get_file(
+            f"{name}.gz",
+            address,
+            file_hash=SHA256[name],
+            hash_algorithm="sha256",
+            cache_dir=str(folder.parent),
+            cache_subdir=folder.name,
+        )
+    except ValueError as error:  # get_file: the file's hash is not file_hash
+        partial = folder / f"{name}.gz"
+        digest = hashlib.sha256(partial.read_bytes()).hexdigest() if partial.is_file() else "?"
+        partial.unlink(missing_ok=True)
+        raise MissingDataError(
+            f"The download of {address} has sha256 {digest}, expected {SHA256[name]} (Multi30k "
+            f"at commit {COMMIT}); the file was removed. {how}"
+        ) from error
+    except Exception as error:  # get_file raises a bare Exception for URL and HTTP errors
+        raise MissingDataError(
+            f"Multi30k file {name}: the download from {address} failed ({error}). {how}"
+        ) from error
+    unpacked = os.path.join(os.path.dirname(archive), name)
+    with gzip.open(archive, "rb") as source, open(unpacked + ".partial", "wb") as target:
+        shutil.copyfileobj(source, target)
+    os.replace(unpacked + ".partial", unpacked)
+    os.remove(archive)
+    return Path(unpacked)
 
 
 def multi30k_path(split, lang, download=True):
@@ -77,22 +115,18 @@ def multi30k_path(split, lang, download=True):
     )
     if not download:
         raise MissingDataError(f"Multi30k file {name} not found in {local.parent}. {how}")
-    address = url(split, lang)
-    logger.warning("Downloading Multi30k %s from %s", name, address)
-    try:
-        data = fetch(address)
-    except (urllib.error.URLError, OSError, TimeoutError) as error:
-        raise MissingDataError(
-            f"Multi30k file {name} not found in {local.parent} and the download from {address} "
-            f"failed ({error}). {how}"
-        ) from error
-    digest = hashlib.sha256(data).hexdigest()
-    if digest != SHA256[name]:
-        raise MissingDataError(
-            f"The download of {address} has sha256 {digest}, expected {SHA256[name]}. {how}"
-        )
-    cached.parent.mkdir(parents=True, exist_ok=True)
-    partial = cached.with_suffix(cached.suffix + ".partial")
-    partial.write_bytes(gzip.decompress(data))
-    os.replace(partial, cached)
-    return cached
+    logger.info("Multi30k file %s not found in %s: downloading it.", name, local.parent)
+    return download_file(split, lang, how=f"Not found in {local.parent} either. {how}")
+
+
+def load(source_lang, target_lang, split, download=True, **_unused):
+    """The registry's loader: (sources, targets) of `split` (see zoo.data.corpora)."""
+    paths = [multi30k_path(split, lang, download=download) for lang in (source_lang, target_lang)]
+    return read_parallel(*paths)
+
+
+def open_stream(source_lang, target_lang, split, **_unused):
+    """The registry's stream opener: `split` as a `StreamedCorpus` of the two files."""
+    split = canonical_split(split)
+    paths = tuple(str(multi30k_path(split, lang)) for lang in (source_lang, target_lang))
+    return StreamedCorpus("multi30k", source_lang, target_lang, split, "parallel", (paths,))

@@ -58,3 +58,26 @@ def assign_splits(column0, column1, val_fraction=0.05, test_fraction=0.05, seed=
             )
         assignment.append(cache[root])
     return assignment
+
+
+def split_pairs(column0, column1, split, val_fraction=0.05, test_fraction=0.05, seed=0, where=""):
+    """The pairs of `split` ("train", "val" or "test"; "validation" and "dev" mean "val") as
+    (column0 part, column1 part), by `assign_splits`; `where` names the corpus in errors.
+
+    Raises ValueError for another split name, or when the split has no pairs.
+    """
+    if split in ("validation", "dev"):
+        split = "val"
+    if split not in SPLITS:
+        raise ValueError(f"{where} has the splits {SPLITS}, received {split!r}.")
+    assignment = assign_splits(column0, column1, val_fraction, test_fraction, seed)
+    keep = [i for i, s in enumerate(assignment) if s == split]
+    if not keep:
+        counts = ", ".join(f"{assignment.count(name)} {name}" for name in SPLITS)
+        raise ValueError(
+            f"{where}: the {split!r} split has no sentence pairs. Its {len(assignment)} pairs "
+            f"split by distinct sentence into {counts} (val_fraction {val_fraction}, "
+            f"test_fraction {test_fraction}). Give a larger corpus, or files of your own for "
+            "each split (a prefix with {split} in it)."
+        )
+    return [column0[i] for i in keep], [column1[i] for i in keep]

@@ -1,20 +1,35 @@
-"""Parallel corpora from TensorFlow Datasets (`tfds:NAME`, e.g. `tfds:wmt14_translate/de-en`)."""
+"""Parallel corpora from TensorFlow Datasets: `tfds:NAME` (e.g. `tfds:wmt14_translate/de-en`)
+and the registry's TFDS corpora (wmt14).
+
+`datasets` below is one TFDS dataset name, or `{frozenset({lang, lang}): dataset name}` for a
+corpus with one dataset per language pair. `split` is the TFDS split string, as the registry
+resolved it ("validation", "test", "train[:1%]"). Examples are dicts keyed by language code.
+"""
 
 import tqdm
 
-SPLIT_NAMES = {"val": "validation", "dev": "validation", "test2016": "test"}
+from zoo.data.streamed_corpus import StreamedCorpus
+
+
+def dataset_name(corpus, datasets, source_lang, target_lang):
+    """The TFDS dataset of the pair `source_lang`-`target_lang`; ValueError for another pair."""
+    if isinstance(datasets, str):
+        return datasets
+    found = datasets.get(frozenset({source_lang, target_lang}))
+    if found is None:
+        known = ", ".join("-".join(sorted(pair)) for pair in datasets)
+        raise ValueError(
+            f"{corpus} has the language pairs {known}; received {source_lang!r} -> "
+            f"{target_lang!r}."
+        )
+    return found
 
 
 def load_tfds_pairs(name, source_lang, target_lang, split, data_dir=None, download=True):
-    """Reads `split` of the TFDS translation dataset `name`; returns (sources, targets) lists.
-
-    `split` names "val"/"dev" map to "validation" and "test2016" to "test"; any other TFDS
-    split string ("train[:1%]") passes through. Examples are dicts keyed by language code.
-    """
+    """Reads `split` of the TFDS translation dataset `name`; returns (sources, targets) lists."""
     import tensorflow_datasets as tfds
 
-    tfds_split = SPLIT_NAMES.get(split, split)
-    dataset = tfds.load(name, split=tfds_split, data_dir=data_dir, download=download)
+    dataset = tfds.load(name, split=split, data_dir=data_dir, download=download)
     keys = set(dataset.element_spec)
     for lang in (source_lang, target_lang):
         if lang not in keys:
@@ -24,7 +39,7 @@ def load_tfds_pairs(name, source_lang, target_lang, split, data_dir=None, downlo
     sources, targets = [], []
     for example in tqdm.tqdm(
         tfds.as_numpy(dataset),
-        desc=f"tfds:{name} {tfds_split}",
+        desc=f"tfds:{name} {split}",
         unit=" pairs",
         leave=False,
         disable=None,
@@ -32,3 +47,21 @@ def load_tfds_pairs(name, source_lang, target_lang, split, data_dir=None, downlo
         sources.append(example[source_lang].decode("utf-8").strip())
         targets.append(example[target_lang].decode("utf-8").strip())
     return sources, targets
+
+
+def load(
+    corpus, datasets, source_lang, target_lang, split,
+    download=True, tfds_data_dir=None, **_unused,
+):  # fmt: skip
+    """The registry's loader for a TFDS corpus: (sources, targets) of `split`."""
+    name = dataset_name(corpus, datasets, source_lang, target_lang)
+    return load_tfds_pairs(name, source_lang, target_lang, split, tfds_data_dir, download)
+
+
+def open_stream(corpus, datasets, source_lang, target_lang, split, tfds_data_dir=None):
+    """The registry's stream opener for a TFDS corpus: `split` as a `StreamedCorpus`."""
+    name = dataset_name(corpus, datasets, source_lang, target_lang)
+    return StreamedCorpus(
+        corpus, source_lang, target_lang, split, "tfds", ((name, split),),
+        tfds_data_dir=tfds_data_dir,
+    )  # fmt: skip
