@@ -74,7 +74,7 @@ class CorpusInfo:
                     f"splits {self.splits}."
                 )
         pairs = self.default_pair
-        for pair in (pairs.values() if isinstance(pairs, Mapping) else [pairs] if pairs else []):
+        for pair in pairs.values() if isinstance(pairs, Mapping) else [pairs] if pairs else []:
             self.check_languages(*pair)
 
     @property
@@ -116,8 +116,7 @@ class CorpusInfo:
         """(source, target) by default; `family` ("bahdanau", "luong") where papers differ."""
         if self.default_pair is None:
             raise ValueError(
-                f"{self.name} has no default language pair; give the source and target "
-                "languages."
+                f"{self.name} has no default language pair; give the source and target languages."
             )
         if not isinstance(self.default_pair, Mapping):
             return tuple(self.default_pair)

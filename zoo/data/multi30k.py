@@ -67,6 +67,7 @@ def download_file(split, lang, how=""):
     name = f"{split}.{lang}"
     address = url(split, lang)
     folder = cache_dir() / "multi30k"
+    folder.mkdir(parents=True, exist_ok=True)  # get_file falls back to /tmp without it
     try:
         archive = keras.utils.get_file(
             f"{name}.gz",

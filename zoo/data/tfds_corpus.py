@@ -19,8 +19,7 @@ def dataset_name(corpus, datasets, source_lang, target_lang):
     if found is None:
         known = ", ".join("-".join(sorted(pair)) for pair in datasets)
         raise ValueError(
-            f"{corpus} has the language pairs {known}; received {source_lang!r} -> "
-            f"{target_lang!r}."
+            f"{corpus} has the language pairs {known}; received {source_lang!r} -> {target_lang!r}."
         )
     return found
 
