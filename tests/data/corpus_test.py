@@ -42,7 +42,7 @@ def test_tsv_path_and_prefix(tmp_path):
 
 
 def test_prefix_without_split_is_split_into_disjoint_parts(tmp_path):
-    # Before: every split read the same files, so test BLEU was measured on training pairs.
+    # Every split reading the same files would measure test BLEU on training pairs.
     (tmp_path / "all.de").write_text("".join(f"q{i}\n" for i in range(300)), encoding="utf-8")
     (tmp_path / "all.en").write_text("".join(f"Q{i}\n" for i in range(300)), encoding="utf-8")
     parts = {s: load_corpus(str(tmp_path / "all"), "de", "en", s) for s in ("train", "val", "test")}

@@ -11,9 +11,9 @@ class StreamCounter:
 
     `count_stream` counts a whole pass before training and gives the batches per epoch;
     a run with a given number of steps per epoch (`--steps-per-epoch`) skips that pass, and
-    this counter reports the drops instead, after the first epoch (issue 18). The counts
-    include what the pipeline has read ahead (the shuffle buffer, the pool being sorted,
-    prefetched batches), so they cover at least the pairs trained on.
+    this counter reports the drops instead, after the first epoch. The counts include what
+    the pipeline has read ahead (the shuffle buffer, the pool being sorted, prefetched
+    batches), so they cover at least the pairs trained on.
 
     The counts are int64 `tf.Variable`s made outside any function or distribution scope;
     the pipeline adds to them from its parallel map (atomic updates).
