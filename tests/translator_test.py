@@ -75,7 +75,12 @@ def test_attention_matches_search_reference(translator):
             assert (t.translation, t.score, t.target_tokens) == ("", 0.0, [])
             assert t.weights.shape == (0, 0)
             continue
-        ref = search(translator.model, np.array([ids], np.int32), beam_size=2)
+        ref = search(
+            translator.model,
+            np.array([ids], np.int32),
+            beam_size=2,
+            length_penalty=translator.length_penalty,
+        )
         n = int(ref.lengths[0])
         ref_ids = ref.ids.numpy()[0][:n]
         assert ref_ids[-1] == END_ID

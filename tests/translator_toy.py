@@ -44,8 +44,11 @@ def toy_translator(
     rounding of two graphs (the SavedModel's and the Translator's tf.function) may break a
     near-tie differently over a long junk output; with fixed weights the comparison is the
     same on every run. (Seeding is safe for tokenizers made earlier: their SentencePiece
-    resources have shared names and survive `tf.random.set_seed`.)
+    resources have shared names and survive `tf.random.set_seed`.) The length penalty is 0
+    (ranking by log-probability, as `zoo.search.search` without one) unless `settings`
+    give another.
     """
+    settings.setdefault("length_penalty", 0.0)
     source = train_tokenizer("sentencepiece", read_lines("train.de"), vocab_size=VOCAB_SIZE)
     target = train_tokenizer(target_kind, read_lines("train.en"), vocab_size=VOCAB_SIZE)
     keras.utils.set_random_seed(seed)

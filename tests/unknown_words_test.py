@@ -90,26 +90,22 @@ def test_the_saved_model_replaces_unk_by_the_same_rule(unk_translator, tmp_path)
 
 
 def test_the_graph_rule_decides_pieces_per_row_as_python_does(data_dir):
-    """`Translator._graph_unknown_replaced` (the SavedModel's `translation_unk_replaced`)
-    against `replace_unknown` on hand-made rows: one of SentencePiece pieces (glued, the
+    """`graph_replace_unknown` (the SavedModel's `translation_unk_replaced`) against
+    `replace_unknown` on hand-made rows: one of SentencePiece pieces (glued, the
     replacement starts a word), one without any word-start mark (joined with spaces)."""
     import tensorflow as tf
-    from translator_toy import toy_translator
 
-    translator = toy_translator("bahdanau_rnnsearch")  # SentencePiece source: its pieces
+    from zoo.unknown_words import graph_replace_unknown
+
     source = [["\u2581Ein", "\u2581Hund", "."], ["\u2581Zwei", "\u2581Katzen", ""]]
     target = [["\u2581A", "<unk>", "s", "</s>"], ["<unk>", "two", "</s>", ""]]
     weights = np.zeros((2, 4, 3), "float32")
     weights[0, :, 1] = 1.0  # every step of row 0 attends to "▁Hund"
     weights[1, :, 0] = 1.0  # row 1 to "▁Zwei"
-    outputs = {
-        "source_ids": tf.ones((2, 3), tf.int32),
-        "source_tokens": tf.constant(source),
-        "target_tokens": tf.constant(target),
-        "attention": tf.constant(weights),
-        "translation": tf.constant(["unchanged 0", "unchanged 1"]),
-    }
-    got = translator._graph_unknown_replaced(tf.constant(["", ""]), outputs).numpy()
+    unchanged = tf.constant(["unchanged 0", "unchanged 1"])
+    got = graph_replace_unknown(
+        tf.constant(source), tf.constant(target), tf.constant(weights), unchanged
+    ).numpy()
     expected = [
         replace_unknown(source[0], target[0], weights[0]),
         replace_unknown(source[1][:2], target[1][:3], weights[1, :3, :2]),

@@ -1,6 +1,6 @@
 """`Translation`: one translated sentence with its tokens and attention weights; and the
-input checks and output conversions that the `Translator` and the exported
-`SavedModelTranslator` share."""
+input checks, the batching runner and the output conversions that the `Translator` and the
+exported `SavedModelTranslator` share."""
 
 import dataclasses
 
@@ -118,3 +118,28 @@ def to_translation(sentence, outputs):
         target_tokens=[as_text(x) for x in outputs["target_tokens"][:t]],
         weights=np.asarray(outputs["attention"][:t, :n], dtype=np.float32),
     )
+
+
+def run_in_batches(sentences, batch_size, call, progress=False):
+    """Runs `call(strings, start)` over `sentences` (a checked list of str) in batches of
+    `batch_size`, longest sentence (in characters) first, and returns one dict of NumPy
+    values per sentence, in input order.
+
+    Sorting puts sentences of similar lengths together, so a batch pads little; the order
+    is stable, so equal inputs give equal batches. `strings` is a `tf.string` (b,) batch
+    and `start` its position in the sorted order; `call` returns a dict of (b, ...) values.
+    `progress` shows a tqdm bar of the sentences done."""
+    import tensorflow as tf
+    from tqdm.auto import tqdm
+
+    order = sorted(range(len(sentences)), key=lambda i: -len(sentences[i]))
+    outputs = [None] * len(sentences)
+    with tqdm(total=len(sentences), unit="sent", desc="translate", disable=not progress) as bar:
+        for start in range(0, len(order), batch_size):
+            batch = order[start : start + batch_size]
+            result = call(tf.constant([sentences[i] for i in batch], tf.string), start)
+            result = {key: np.asarray(value) for key, value in result.items()}
+            for row, index in enumerate(batch):
+                outputs[index] = {key: value[row] for key, value in result.items()}
+            bar.update(len(batch))
+    return outputs

@@ -14,19 +14,20 @@ import tensorflow as tf
 
 from zoo.checks import check_int
 from zoo.constants import END_ID, PAD_ID, START_ID
+from zoo.text.preprocessor import TOKENIZE_BATCH, encode, token_lengths
 
 logger = logging.getLogger("zoo.data")
 
-TOKENIZE_BATCH = 1024  # sentences tokenized together (here and in zoo.data.stream_pipeline)
 BATCHINGS = ("pools", "buckets", "plain")
 
 
 def encode_source(tokenizer, strings):
     """Source strings `(B,)` -> `source_ids` `(B, Ts)` int32 right-padded with PAD_ID.
 
-    The rows are exactly those `make_dataset` gives the model; use it at inference time.
+    The rows are exactly those `make_dataset` gives the model, made as the translator makes
+    them (`zoo.text.preprocessor.encode`); use it at inference time.
     """
-    return tokenizer.tokenize(strings).to_tensor(default_value=PAD_ID)
+    return encode(tokenizer, strings)[0]
 
 
 def _target_rows(tokenizer, strings):
@@ -42,16 +43,6 @@ def encode_target(tokenizer, strings):
     """Target strings `(B,)` -> `(target_ids, target_out_ids)`, each `(B, Tt)` int32, padded."""
     target_ids, target_out_ids = _target_rows(tokenizer, strings)
     return target_ids.to_tensor(default_value=PAD_ID), target_out_ids.to_tensor(PAD_ID)
-
-
-def token_lengths(tokenizer, sentences):
-    """NumPy int array: the number of tokens of each sentence (tokenized in a tf.data graph)."""
-    dataset = tf.data.Dataset.from_tensor_slices(tf.constant(list(sentences), tf.string))
-    dataset = dataset.batch(TOKENIZE_BATCH).map(
-        lambda s: tokenizer.tokenize(s).row_lengths(), num_parallel_calls=tf.data.AUTOTUNE
-    )
-    lengths = [chunk for chunk in dataset.as_numpy_iterator()]
-    return np.concatenate(lengths).astype(np.int64) if lengths else np.zeros([0], np.int64)
 
 
 def _bucket_boundaries(longest, bucket_width):

@@ -8,7 +8,10 @@ alignment error rate of Och and Ney (2003). Here:
   WordPiece tokens of `zoo.text` continue one with the prefix "##".
 - `hard_alignment(source_tokens, target_tokens, weights)`: for every target token but the
   final END, the source token of highest attention weight; the links are the (source word,
-  target word) pairs these give, without repeats, sorted.
+  target word) pairs these give, without repeats, sorted. It runs
+  `graph_alignment_links`, the same rule in TensorFlow ops over a padded batch, which the
+  translator's graph (the SavedModel's `alignment` output, `graph_pharaoh`) and
+  `forced_alignments` run too: one implementation.
 - `format_pharaoh(links)` writes them as `"0-0 1-2 ..."` (source index first, 0-based);
   `parse_gold(line)` reads a gold line whose links are `i-j` (sure) or `i?j` (possible).
 - `alignment_error_rate(predicted, sure, possible)`: over a corpus,
@@ -22,27 +25,97 @@ Example:
     '0-0 1-1'
 """
 
+import functools
+
 import numpy as np
+import tensorflow as tf
 
 from zoo.constants import END_TOKEN
 from zoo.text.vocabulary import JOINER, WORD_START
 
 
+def starts_with(tokens, prefix):
+    """Bool tensor: which `tf.string` tokens start with `prefix` (str.startswith)."""
+    size = len(prefix.encode("utf-8"))
+    return tf.equal(tf.strings.substr(tokens, 0, size), prefix)
+
+
+def graph_word_indices(tokens, lengths):
+    """(B, N) int32: the word index of each of the `lengths` (B,) first `tokens` (B, N)
+    (tf.string) of each row, by the rule of the module docstring: a row holding a
+    SentencePiece piece starts words at "▁", any other row at every token without "##"."""
+    n = tf.shape(tokens)[1]
+    real = tf.sequence_mask(lengths, n)
+    marked = starts_with(tokens, WORD_START)
+    sentencepiece = tf.reduce_any(marked & real, axis=1, keepdims=True)
+    starts = tf.where(sentencepiece, marked, tf.logical_not(starts_with(tokens, JOINER)))
+    starts = (starts | tf.equal(tf.range(n), 0)[None, :]) & real
+    return tf.cumsum(tf.cast(starts, tf.int32), axis=1) - 1
+
+
+def graph_alignment_links(source_tokens, source_lengths, target_tokens, target_lengths, weights):
+    """The hard alignment of a batch, in TensorFlow ops (what `hard_alignment` runs and the
+    SavedModel's `alignment` output holds).
+
+    Args:
+        source_tokens: (B, Ts) tf.string, the first `source_lengths` (B,) of each row real.
+        target_tokens: (B, T) tf.string, the first `target_lengths` (B,) of each row the
+            target's words (END not among them).
+        weights: (B, T, Ts) attention weights, row t for target token t.
+    Returns:
+        ragged (B, None, 2) int32: each row's (source word, target word) links, sorted,
+        without repeats; none for a row without source or target tokens.
+    """
+    weights = tf.convert_to_tensor(weights)
+    steps = tf.shape(weights)[1]
+    target_lengths = tf.cast(target_lengths, tf.int32)
+    source_lengths = tf.cast(source_lengths, tf.int32)
+    source_words = graph_word_indices(source_tokens, source_lengths)
+    target_words = graph_word_indices(target_tokens, target_lengths)
+    best = tf.argmax(weights, axis=2, output_type=tf.int32)  # (B, T)
+    i = tf.gather(source_words, best, batch_dims=1)
+    valid = tf.sequence_mask(target_lengths, steps) & (source_lengths > 0)[:, None]
+    key = tf.where(valid, i * (steps + 1) + target_words, tf.int32.max)
+    key = tf.sort(key, axis=1)
+    new = tf.concat([tf.ones_like(key[:, :1], tf.bool), key[:, 1:] > key[:, :-1]], axis=1)
+    key = tf.ragged.boolean_mask(key, new & (key < tf.int32.max))
+    return tf.stack([key // (steps + 1), key % (steps + 1)], axis=-1)
+
+
+def graph_pharaoh(links):
+    """Ragged (B, None, 2) links -> (B,) tf.string in the Pharaoh format ("0-0 1-2")."""
+    text = tf.strings.as_string(links[..., 0]) + "-" + tf.strings.as_string(links[..., 1])
+    return tf.strings.reduce_join(text, axis=1, separator=" ")
+
+
+@functools.cache
+def _links_function():
+    """`graph_alignment_links` as a `tf.function` traced once, its links padded with -1
+    (a dense result returns faster than a ragged one): the eager path's speed."""
+    strings, lengths = tf.TensorSpec([None, None], tf.string), tf.TensorSpec([None], tf.int32)
+    return tf.function(
+        lambda *args: graph_alignment_links(*args).to_tensor(-1),
+        input_signature=[
+            strings,
+            lengths,
+            strings,
+            lengths,
+            tf.TensorSpec([None, None, None], tf.float32),
+        ],
+        autograph=False,
+    )
+
+
 def word_indices(tokens):
     """The 0-based word index of each token (see the module docstring)."""
     tokens = list(tokens)
-    sentencepiece = any(token.startswith(WORD_START) for token in tokens)
-    indices, word = [], -1
-    for position, token in enumerate(tokens):
-        starts = token.startswith(WORD_START) if sentencepiece else not token.startswith(JOINER)
-        if starts or position == 0:
-            word += 1
-        indices.append(word)
-    return indices
+    strings = tf.constant(tokens, tf.string, shape=[1, len(tokens)])
+    return graph_word_indices(strings, [len(tokens)])[0].numpy().tolist()
 
 
 def hard_alignment(source_tokens, target_tokens, weights):
-    """Sorted (source word, target word) links from the arg-max of each target row.
+    """Sorted (source word, target word) links from the arg-max of each target row
+    (`graph_alignment_links` on one sentence).
 
     Args:
         source_tokens: the source's tokens (Ts of them).
@@ -63,9 +136,14 @@ def hard_alignment(source_tokens, target_tokens, weights):
             f"hard_alignment needs weights of shape (target tokens, source tokens) = "
             f"{expected} (an END row may follow), received {weights.shape}."
         )
-    source_words, target_words = word_indices(source_tokens), word_indices(target_tokens)
-    best = np.argmax(weights[: len(target_tokens)], axis=1)
-    return sorted({(source_words[s], target_words[t]) for t, s in enumerate(best)})
+    links = _links_function()(
+        tf.constant([source_tokens], tf.string),
+        [len(source_tokens)],
+        tf.constant([target_tokens], tf.string),
+        [len(target_tokens)],
+        weights[None, : len(target_tokens)],
+    )
+    return [(int(i), int(j)) for i, j in links[0].numpy() if i >= 0]
 
 
 def format_pharaoh(links):
@@ -134,9 +212,8 @@ def forced_alignments(model, source_tokenizer, target_tokenizer, sources, target
     Returns:
         a list of sorted (i, j) link lists, one per pair (`hard_alignment`).
     """
-    import tensorflow as tf  # tf.string in, as the pipelines take it
-
-    from zoo.data import encode_source, encode_target
+    from zoo.data import encode_target
+    from zoo.text.preprocessor import encode, padded_tokens
 
     if len(sources) != len(targets):
         raise ValueError(
@@ -146,11 +223,11 @@ def forced_alignments(model, source_tokenizer, target_tokenizer, sources, target
     encoder, decoder = model.get_layer("encoder"), model.get_layer("decoder")
     links = []
     for start in range(0, len(sources), batch_size):
-        source_ids = encode_source(
-            source_tokenizer, tf.constant(sources[start : start + batch_size])
+        source_ids, source_lengths = encode(
+            source_tokenizer, tf.constant(sources[start : start + batch_size], tf.string)
         )
         target_in, target_out = encode_target(
-            target_tokenizer, tf.constant(targets[start : start + batch_size])
+            target_tokenizer, tf.constant(targets[start : start + batch_size], tf.string)
         )
         memory, mask, states = encoder(source_ids, training=False)
         cache = decoder.prepare(memory, mask, states)
@@ -158,21 +235,14 @@ def forced_alignments(model, source_tokenizer, target_tokenizer, sources, target
         rows = []
         for t in range(int(target_in.shape[1])):  # row t: the weights emitting target_out[t]
             _, state, weights = decoder.step(target_in[:, t], state, cache, training=False)
-            rows.append(np.asarray(weights, dtype=np.float32))
-        weights = np.stack(rows, axis=1)  # (B, T, Ts)
-        source_ids, target_out = np.asarray(source_ids), np.asarray(target_out)
-        for b in range(source_ids.shape[0]):
-            source_row = source_ids[b][source_ids[b] != 0]
-            target_row = target_out[b][target_out[b] != 0]
-            source_tokens = _tokens(source_tokenizer, source_row)
-            target_tokens = _tokens(target_tokenizer, target_row)
-            n, m = len(source_tokens), len(target_tokens)
-            links.append(hard_alignment(source_tokens, target_tokens, weights[b, :m, :n]))
+            rows.append(tf.cast(weights, tf.float32))
+        target_lengths = tf.reduce_sum(tf.cast(tf.not_equal(target_out, 0), tf.int32), axis=1)
+        batch = graph_alignment_links(
+            padded_tokens(source_tokenizer, source_ids, source_lengths),
+            source_lengths,
+            padded_tokens(target_tokenizer, target_out, target_lengths),
+            target_lengths - 1,  # the END row is no word
+            tf.stack(rows, axis=1),  # (B, T, Ts)
+        )
+        links += [[(int(i), int(j)) for i, j in row] for row in batch.to_list()]
     return links
-
-
-def _tokens(tokenizer, ids):
-    import tensorflow as tf
-
-    pieces = tokenizer.id_to_token(tf.constant(ids, tf.int32)).numpy()
-    return [p.decode("utf-8") if isinstance(p, bytes) else str(p) for p in pieces]

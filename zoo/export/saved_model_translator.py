@@ -3,12 +3,11 @@
 import json
 import os
 
-import numpy as np
 import tensorflow as tf
 
 from zoo.checks import check_int
 from zoo.export.saved_model import METADATA_FILE, load_exported
-from zoo.translation import as_text, check_sentences, to_translation
+from zoo.translation import as_text, check_sentences, run_in_batches, to_translation
 
 
 class SavedModelTranslator:
@@ -57,10 +56,8 @@ class SavedModelTranslator:
         )
 
     def _run(self, sentences, beam_size, batch_size, progress, endpoint=None):
-        """Runs `endpoint(strings, start)` (default: the endpoint of `beam_size`) over batches
-        sorted by length; `start` is the batch's position in that order."""
-        from tqdm.auto import tqdm
-
+        """Runs `endpoint(strings, start)` (default: the endpoint of `beam_size`) over sorted
+        batches (`zoo.translation.run_in_batches`, as the `Translator` batches)."""
         sentences = check_sentences(sentences)
         if endpoint is None:
             chosen = self._endpoint(beam_size)
@@ -68,17 +65,7 @@ class SavedModelTranslator:
         batch_size = (
             self.batch_size if batch_size is None else check_int(None, "batch_size", batch_size)
         )
-        order = sorted(range(len(sentences)), key=lambda i: -len(sentences[i]))
-        outputs = [None] * len(sentences)
-        with tqdm(total=len(sentences), unit="sent", desc="translate", disable=not progress) as bar:
-            for start in range(0, len(order), batch_size):
-                batch = order[start : start + batch_size]
-                result = endpoint(tf.constant([sentences[i] for i in batch], tf.string), start)
-                result = {key: np.asarray(value) for key, value in result.items()}
-                for row, index in enumerate(batch):
-                    outputs[index] = {key: value[row] for key, value in result.items()}
-                bar.update(len(batch))
-        return sentences, outputs
+        return sentences, run_in_batches(sentences, batch_size, endpoint, progress)
 
     def translate_n_best(self, sentences, n_best=None, batch_size=None, progress=False):
         """Like `Translator.translate_n_best`, through the `translate_n_best` endpoint: a

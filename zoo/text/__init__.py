@@ -3,11 +3,14 @@
 Every tokenizer reserves ids 0-3 as in `zoo.constants` (PAD, START, END, UNK), normalises
 text the same way (`normalize`: NFKC, Unicode spaces to one ASCII space, optional
 lowercasing), is a `tf.Module` (its resources export with a SavedModel), and saves as plain
-files (`tokenizer.json` + `sentencepiece.model` or `vocab.txt`).
+files (`tokenizer.json` + `sentencepiece.model` or `vocab.txt`). `Preprocessor` turns
+strings into a model's padded source ids and its output ids back into text, for the
+training pipelines and the translator alike.
 """
 
 from zoo.text.factory import KINDS, load_tokenizer, train_tokenizer
 from zoo.text.normalize import normalize
+from zoo.text.preprocessor import Preprocessor
 from zoo.text.sentencepiece_tokenizer import SentencePieceTokenizer
 from zoo.text.tokenizer import Tokenizer, clean_ids
 from zoo.text.word_tokenizer import WordTokenizer
@@ -15,6 +18,7 @@ from zoo.text.wordpiece_tokenizer import WordPieceTokenizer
 
 __all__ = [
     "KINDS",
+    "Preprocessor",
     "SentencePieceTokenizer",
     "Tokenizer",
     "WordPieceTokenizer",

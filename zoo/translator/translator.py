@@ -1,0 +1,426 @@
+"""`Translator`: strings in, translations out, with a trained model and its two tokenizers."""
+
+import logging
+import math
+import os
+
+import numpy as np
+import tensorflow as tf
+
+from zoo.checks import check_int
+from zoo.search import check_sampling
+from zoo.search.defaults import (
+    BATCH_SIZE,
+    BEAM_SIZE,
+    COVERAGE_PENALTY,
+    LENGTH_PENALTY,
+    MAX_LENGTH_OFFSET,
+    MAX_LENGTH_RATIO,
+)
+from zoo.text.preprocessor import Preprocessor
+from zoo.translation import as_text, check_sentences, run_in_batches, to_translation
+from zoo.translator import folder, graph
+
+logger = logging.getLogger("zoo.translator")
+
+SIGNATURE = [tf.TensorSpec([None], tf.string, name="sentences")]
+
+
+def _check_float(name, value):
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.number)):
+        raise ValueError(f"{name} must be a finite float >= 0, received {value!r}.")
+    if not math.isfinite(float(value)) or value < 0:
+        raise ValueError(f"{name} must be a finite float >= 0, received {value!r}.")
+    return float(value)
+
+
+def _check_model(model, preprocessor):
+    """A ValueError unless `model` has an encoder and a decoder whose vocabulary sizes match
+    the tokenizers'."""
+    try:
+        layers = {"encoder": model.get_layer("encoder"), "decoder": model.get_layer("decoder")}
+    except (ValueError, AttributeError):
+        raise ValueError(
+            "model must be a keras.Model with layers named 'encoder' and 'decoder' "
+            f"(docs/design.md), received {type(model).__name__}."
+        ) from None
+    sides = (("source", preprocessor.source_tokenizer, "encoder"),
+             ("target", preprocessor.target_tokenizer, "decoder"))  # fmt: skip
+    for label, tokenizer, name in sides:
+        expected = getattr(layers[name], "vocab_size", None)
+        size = getattr(tokenizer, "vocab_size", None)
+        if isinstance(expected, int) and isinstance(size, int) and expected != size:
+            raise ValueError(
+                f"The {label} tokenizer has {size} ids but the model's {name} expects "
+                f"{expected}; pass the tokenizers the model was trained with."
+            )
+
+
+class Translator:
+    """Translates lists of sentences with a `zoo` model and its source/target tokenizers.
+
+    Args:
+        model: a translation `keras.Model` with layers "encoder" and "decoder"
+            (docs/design.md), trained on ids from the two tokenizers.
+        source_tokenizer, target_tokenizer: `zoo.text` tokenizers (tf.Module) whose vocabulary
+            sizes match the model's embeddings.
+        beam_size: default K; 1 is greedy search.
+        length_penalty: GNMT's alpha (`zoo.search`); 0 ranks by log-probability.
+        batch_size: default number of sentences per search call.
+        max_length_ratio, max_length_offset: a sentence of n tokens produces at most
+            `ceil(ratio * n) + offset` tokens, END included.
+        coverage_penalty: GNMT's beta (`zoo.search.search`; beam search only), 0 for none.
+
+    Every setting defaults to its value in `zoo.search.defaults` (`SEARCH_DEFAULTS`), the
+    settings the recipes deliver: `Translator(model, source_tokenizer, target_tokenizer)`
+    translates as `Translator.from_directory` does on a recipe's output folder.
+
+    Sentences are sorted by length before batching (`zoo.translation.run_in_batches`: less
+    padding, faster search) and returned in input order. Each beam size compiles one
+    `tf.function` (strings -> outputs, batch size and length dynamic), traced once and
+    reused by every later call.
+
+    Example:
+        >>> translator = Translator.from_directory("saved_models/luong_local_general")
+        >>> translator.translate(["Ein Hund rennt.", "Zwei Männer lachen."])
+        ['A dog is running.', 'Two men are laughing.']
+        >>> translator.export("saved_models/luong_local_general/serving")
+    """
+
+    def __init__(
+        self,
+        model,
+        source_tokenizer,
+        target_tokenizer,
+        beam_size=BEAM_SIZE,
+        length_penalty=LENGTH_PENALTY,
+        batch_size=BATCH_SIZE,
+        max_length_ratio=MAX_LENGTH_RATIO,
+        max_length_offset=MAX_LENGTH_OFFSET,
+        coverage_penalty=COVERAGE_PENALTY,
+    ):
+        self.preprocessor = Preprocessor(source_tokenizer, target_tokenizer)
+        _check_model(model, self.preprocessor)
+        self.model = model
+        self.beam_size = check_int(None, "beam_size", beam_size)
+        self.length_penalty = _check_float("length_penalty", length_penalty)
+        self.batch_size = check_int(None, "batch_size", batch_size)
+        self.max_length_ratio = _check_float("max_length_ratio", max_length_ratio)
+        self.max_length_offset = check_int(None, "max_length_offset", max_length_offset, minimum=0)
+        self.coverage_penalty = _check_float("coverage_penalty", coverage_penalty)
+        self._functions = {}
+
+    @property
+    def source_tokenizer(self):
+        return self.preprocessor.source_tokenizer
+
+    @property
+    def target_tokenizer(self):
+        return self.preprocessor.target_tokenizer
+
+    def get_config(self):
+        """The search settings (what `translator.json` holds)."""
+        return {name: getattr(self, name) for name in folder.SETTINGS}
+
+    def search_settings(self):
+        """The keyword arguments of `zoo.search.search` this translator fixes."""
+        names = ("length_penalty", "coverage_penalty", "max_length_ratio", "max_length_offset")
+        return {name: getattr(self, name) for name in names}
+
+    def setting(self, name, value):
+        """This call's `beam_size` or `batch_size`: the translator's own when None, else
+        checked (an int >= 1)."""
+        return getattr(self, name) if value is None else check_int(None, name, value)
+
+    def source_limit(self):
+        """The source positions the model's attention can address, or None when unbounded.
+
+        Only Luong's "location" score has a limit (its `max_length`): later positions get
+        no attention."""
+        attention = getattr(self.model.get_layer("decoder"), "attention", None)
+        if getattr(attention, "score", None) == "location":
+            return int(attention.max_length)
+        return None
+
+    # -- the graph (zoo.translator.graph) -------------------------------------------------------
+    def graph_translate(self, sentences, beam_size=None, attention=True):
+        """The in-graph translation of a `tf.string` vector `(B,)` (what the SavedModel runs).
+
+        Returns a dict of tensors:
+            translation (B,) tf.string, score (B,) float32,
+            attention (B, T, Ts) float32 (zeros past each sentence's lengths; only with
+                `attention=True`: without it the search skips collecting the weights),
+            source_ids (B, Ts) int32, source_lengths (B,) int32,
+            target_ids (B, T) int32 (END then PAD), target_lengths (B,) int32 (END included),
+            source_tokens (B, Ts) tf.string and target_tokens (B, T) tf.string ("" padding),
+            alignment (B,) tf.string: the hard word alignment in the Pharaoh format (only
+                with `attention=True`; `zoo.evaluation.alignment.graph_alignment_links`),
+            translation_unk_replaced (B,) tf.string: the translation with each `<unk>`
+                replaced by its most attended source word (only with `attention=True`;
+                `zoo.unknown_words.graph_replace_unknown`, without a dictionary).
+        Sentences with no tokens get translation "", score 0, target length 0.
+        """
+        return graph.translate(self, sentences, self.setting("beam_size", beam_size), attention)
+
+    def graph_translate_n_best(self, sentences, beam_size, n_best):
+        """The in-graph n-best list of `tf.string` sentences (B,): a dict of
+        translations (B, n) tf.string and scores (B, n) float32, best first (the search's
+        ranking scores). A sentence with no tokens gets "" and 0 in every column; missing
+        hypotheses (fewer than n exist) get "" and -inf."""
+        return graph.translate_n_best(self, sentences, beam_size, n_best)
+
+    def graph_sample(self, sentences, seed, temperature=1.0, top_k=None, top_p=None):
+        """One translation drawn per `tf.string` sentence (B,) (`zoo.search.sample`, with this
+        translator's length limits), in the graph: a dict of translation (B,) tf.string,
+        score (B,) float32 (the model's log-probability of the drawn translation),
+        target_ids (B, T) int32 and target_lengths (B,) int32. `seed` is the
+        `keras.random.SeedGenerator` to draw from. Sentences with no tokens get "" and 0."""
+        return graph.draw(self, sentences, seed, temperature, top_k, top_p)
+
+    def _function(self, key, body):
+        """The cached `tf.function` `body(sentences)` of `key`, traced once."""
+        if key not in self._functions:
+            self._functions[key] = tf.function(body, input_signature=SIGNATURE, autograph=False)
+        return self._functions[key]
+
+    def translate_function(self, beam_size=None, attention=True):
+        """The `tf.function` `sentences (None,) tf.string -> dict` for `beam_size` (and with or
+        without the attention weights), traced once (input signature with dynamic batch) and
+        cached on the translator."""
+        beam_size = self.setting("beam_size", beam_size)
+        attention = bool(attention)
+        return self._function(
+            (beam_size, attention), lambda s: self.graph_translate(s, beam_size, attention)
+        )
+
+    # -- translation ---------------------------------------------------------------------------
+    def _run(self, sentences, batch_size, progress, make):
+        """(sentences, one dict of NumPy outputs per sentence, in input order) of the graph
+        function `make()` gives, over sorted batches (`run_in_batches`)."""
+        sentences = check_sentences(sentences)
+        batch_size = self.setting("batch_size", batch_size)
+        if not sentences:
+            return sentences, []
+        self._warn_past_source_limit(sentences)
+        function = make()
+
+        def call(strings, start):
+            nonlocal function
+            try:
+                return function(strings)
+            except tf.errors.NotFoundError:
+                # A tokenizer's TF resource was freed after tracing (`tf.random.set_seed`
+                # clears the kernel cache that owns tensorflow-text's SentencePiece
+                # model): rebuild the resources eagerly, retrace once, retry.
+                self.preprocessor.restore_resources()
+                self._functions.clear()
+                function = make()
+                return function(strings)
+
+        return sentences, run_in_batches(sentences, batch_size, call, progress)
+
+    def _warn_past_source_limit(self, sentences):
+        limit = self.source_limit()
+        if limit is None:
+            return
+        lengths = self.source_lengths(sentences)
+        if lengths.max() > limit:
+            longer = [int(i) for i in np.flatnonzero(lengths > limit)]
+            logger.warning(
+                "Sentence(s) %s have more than %d tokens (the longest: %d), the source positions "
+                "this model's 'location' attention addresses (max_length): they are translated "
+                "with no attention past token %d.",
+                ", ".join(map(str, longer[:10])) + (" ..." if len(longer) > 10 else ""),
+                limit,
+                int(lengths.max()),
+                limit,
+            )
+
+    def source_lengths(self, sentences):
+        """NumPy int array: the number of source tokens of each sentence."""
+        return self.preprocessor.source_lengths(check_sentences(sentences))
+
+    def translate(
+        self,
+        sentences,
+        beam_size=None,
+        batch_size=None,
+        progress=False,
+        replace_unknown=False,
+        dictionary=None,
+    ):
+        """Translates `sentences` (list of str) and returns a list of str, in input order.
+
+        Args:
+            sentences: list of source sentences (any length, empty ones allowed).
+            beam_size, batch_size: override the translator's defaults for this call.
+            progress: show a tqdm progress bar (sentences translated).
+            replace_unknown: replace each `<unk>` of a translation by the source word it
+                attends to most, or by that word's entry in `dictionary` (Luong et al. 2015
+                section 4.1; `zoo.unknown_words`). For word-level vocabularies; a
+                SentencePiece target rarely emits `<unk>`.
+            dictionary: {source word: translation} (`zoo.unknown_words.read_dictionary`),
+                used with `replace_unknown`.
+        """
+        if dictionary is not None and not replace_unknown:
+            raise ValueError("dictionary is used with replace_unknown=True only.")
+        if replace_unknown:
+            translations = self.translate_with_attention(sentences, beam_size, batch_size, progress)
+            return self.replace_unknown(translations, dictionary)
+        # Text only: the search skips collecting attention weights (~10% of beam time).
+        beam_size = self.setting("beam_size", beam_size)
+        make = lambda: self.translate_function(beam_size, attention=False)  # noqa: E731
+        _, outputs = self._run(sentences, batch_size, progress, make)
+        return [as_text(out["translation"]) for out in outputs]
+
+    def replace_unknown(self, translations, dictionary=None):
+        """The texts of `translations` (from `translate_with_attention`) with each `<unk>`
+        replaced by the source word it attends to most, or that word's entry in
+        `dictionary` (`zoo.unknown_words`); a list of str."""
+        from zoo.unknown_words import replace_unknown_rows
+
+        translations = list(translations)
+        if hasattr(self.source_tokenizer, "split"):  # the words as written
+            words = self.source_words([t.source for t in translations])
+        else:  # the pieces, which the translations hold already
+            words = [t.source_tokens for t in translations]
+        return replace_unknown_rows(
+            words,
+            [t.target_tokens for t in translations],
+            [t.weights for t in translations],
+            [t.translation for t in translations],
+            dictionary,
+        )
+
+    def source_words(self, sentences):
+        """Per sentence, its source tokens as written, position by position (a list of
+        lists of str): the word tokenizer's words (`WordTokenizer.split`), so that an
+        out-of-vocabulary word stays itself; for other tokenizers their pieces."""
+        sentences = check_sentences(sentences)
+        if not sentences:
+            return []
+        words = self.preprocessor.source_words(tf.constant(sentences, tf.string))
+        return [[as_text(x) for x in row] for row in words.to_list()]
+
+    def translate_with_attention(self, sentences, beam_size=None, batch_size=None, progress=False):
+        """Like `translate`, but returns a `zoo.translation.Translation` per sentence (text,
+        score, source/target pieces and the attention matrix, cropped to the real tokens)."""
+        beam_size = self.setting("beam_size", beam_size)
+        make = lambda: self.translate_function(beam_size)  # noqa: E731
+        sentences, outputs = self._run(sentences, batch_size, progress, make)
+        return [to_translation(s, out) for s, out in zip(sentences, outputs, strict=True)]
+
+    def translate_n_best(
+        self, sentences, n_best=None, beam_size=None, batch_size=None, progress=False
+    ):
+        """The `n_best` best translations of each sentence with their scores, best first:
+        a list (one per sentence, in input order) of lists of `(translation, score)`.
+
+        `n_best` defaults to the beam size; it is at most the beam size (beam search keeps
+        that many finished hypotheses). Scores are the search's ranking scores (with the
+        length penalty); entries whose score is -inf do not exist (tiny vocabularies)."""
+        beam_size = self.setting("beam_size", beam_size)
+        n_best = beam_size if n_best is None else check_int(None, "n_best", n_best)
+        if n_best > beam_size:
+            raise ValueError(f"n_best must be at most the beam size ({beam_size}), got {n_best}.")
+
+        def make():
+            body = lambda s: self.graph_translate_n_best(s, beam_size, n_best)  # noqa: E731
+            return self._function(("n_best", beam_size, n_best), body)
+
+        _, outputs = self._run(sentences, batch_size, progress, make)
+        pairs = [zip(o["translations"], o["scores"], strict=True) for o in outputs]
+        return [[(as_text(text), float(score)) for text, score in p] for p in pairs]
+
+    def sample(
+        self, sentences, temperature=1.0, top_k=None, top_p=None, seed=None, batch_size=None,
+        progress=False,
+    ):  # fmt: skip
+        """One translation drawn at random per sentence (a list of str, in input order):
+        temperature, top-k and top-p sampling as in `zoo.search.sample`, the usual way to
+        make synthetic sources for back-translation (module docstring of `zoo.search`).
+
+        Args:
+            sentences: list of source sentences.
+            temperature: > 0; below 1 sharper, above 1 flatter than the model.
+            top_k: draw from the k most likely tokens only (None: all).
+            top_p: draw from the nucleus holding probability p, in (0, 1] (None: all).
+            seed: an int makes the call reproducible: the same sentences, seed and
+                batch size give the same translations (None: fresh draws).
+            batch_size, progress: as for `translate`.
+        """
+        import keras
+
+        check_sampling(temperature, top_k, top_p)
+        seed = check_int(None, "seed", seed, minimum=0, allow_none=True)
+        generator = keras.random.SeedGenerator(seed)
+
+        def make():  # one trace per call: the generator is this call's
+            return tf.function(
+                lambda s: self.graph_sample(s, generator, temperature, top_k, top_p),
+                input_signature=SIGNATURE,
+                autograph=False,
+            )
+
+        _, outputs = self._run(sentences, batch_size, progress, make)
+        return [as_text(out["translation"]) for out in outputs]
+
+    # -- files (zoo.translator.folder) ---------------------------------------------------------
+    def export(
+        self, path, beam_size=None, greedy=True, attention=True, n_best=None, sampling=None,
+        verbose=False,
+    ):  # fmt: skip
+        """Writes a SavedModel to `path`; see `zoo.export.export_translator` for its endpoints.
+
+        The `translate` endpoint (also `serving_default`) searches with `beam_size`
+        (default: the translator's); `translate_greedy` with beam size 1; with `n_best=n`,
+        `translate_n_best` gives the n best of that beam; with `sampling` (a dict of
+        `temperature`, `top_k`, `top_p`, possibly empty), `sample` draws translations.
+        `attention=False` leaves the attention weights out of the outputs (faster beam
+        search)."""
+        from zoo.export import export_translator
+
+        return export_translator(
+            self, path, beam_size=beam_size, greedy=greedy, attention=attention,
+            n_best=n_best, sampling=sampling, verbose=verbose,
+        )  # fmt: skip
+
+    def save(self, directory, serving=True, metadata=None):
+        """Writes the output folder (`zoo.translator.folder`) to `directory`:
+        model.keras, source_tokenizer/, target_tokenizer/, translator.json and (with
+        `serving=True`) serving/. Returns `directory`.
+
+        `metadata`: extra JSON-serialisable keys for translator.json, e.g.
+        `{"data": "multi30k", "source_lang": "de", "target_lang": "en"}`, which
+        `python -m zoo evaluate` uses as its defaults (see `read_metadata`)."""
+        directory = os.fspath(directory)
+        folder.check_metadata(metadata)
+        folder.save_parts(directory, self.model, self.source_tokenizer, self.target_tokenizer)
+        self.write_config(directory, metadata)
+        if serving:
+            self.export(os.path.join(directory, folder.SERVING_DIR))
+        return directory
+
+    def write_config(self, directory, metadata=None):
+        """Writes `<directory>/translator.json`: the search settings (`get_config`) and the
+        optional `metadata` keys (see `save`). Returns the file's path."""
+        return folder.write_config(directory, self.get_config(), metadata)
+
+    read_metadata = staticmethod(folder.read_metadata)
+    model_file = staticmethod(folder.model_file)
+
+    @classmethod
+    def from_directory(cls, directory, model_file=None, **overrides):
+        """Loads a translator from an output folder (layout in `zoo.translator.folder`).
+
+        Args:
+            directory: the folder.
+            model_file: the model file inside it (default: `Translator.model_file(directory)`,
+                the file the run delivered).
+            **overrides: any of the settings (beam_size, length_penalty, batch_size,
+                max_length_ratio, max_length_offset, coverage_penalty); they replace the
+                values of translator.json. A setting given by neither takes its default
+                (`zoo.search.defaults`).
+        """
+        settings = folder.read_settings(directory, overrides)
+        return cls(*folder.load_parts(directory, model_file), **settings)
