@@ -2,10 +2,10 @@
 validation perplexity after them.
 
 A cheap way to compare initialisations, optimizers and loss normalisations before a long
-run (the Luong models' plateau in bench/RESULTS.md, "Tuning", was found this way). It runs the one
-training path (`zoo.training.train`) on the batches the recipes use (SentencePiece 8000
-tokenizers cached under bench/out/, sorted pools, batches of 64) and prints the mean loss
-of every 50 steps.
+run (the Luong models' plateau in bench/RESULTS.md, "Tuning", was found this way). It runs
+the one training path (`zoo.training.train`) on the batches the recipes use (SentencePiece
+8000 tokenizers cached under bench/out/, sorted pools, batches of 64) and prints the mean
+loss of every 50 steps.
 
     python bench/early_learning.py bahdanau_rnnsearch --steps 200
     python bench/early_learning.py luong_global_general --steps 150 --set input_feeding=false

@@ -22,7 +22,7 @@ BLEU), never by the test set.
     python bench/paper_table.py --list               # the rows and their commands
     python bench/paper_table.py --table-only         # rewrite the table from finished rows
     python bench/paper_table.py --rows luong_global_dot --note "beside another row"
-    python bench/paper_table.py --table-only --readme docs/papers.md   # also update the guide
+    python bench/paper_table.py --table-only --readme docs/papers.md   # also update docs/papers.md
 
 `--readme FILE` rewrites the block between FILE's two marker lines (README_START and
 README_END below) with the table and the figure, and copies the figure beside FILE as
@@ -46,7 +46,9 @@ import time
 from common import BENCH_DIR, OUT_DIR, REPO_DIR
 
 RECORDED_DIR = BENCH_DIR / "paper_table"  # tracked: <N>_epochs/<row>.json, a finished row's metrics
-README_START = "<!-- paper table: python bench/paper_table.py --table-only --readme docs/papers.md -->"
+README_START = (
+    "<!-- paper table: python bench/paper_table.py --table-only --readme docs/papers.md -->"
+)
 README_END = "<!-- end of the paper table -->"
 README_FIGURE = "paper_table_bleu_by_length.png"  # written beside --readme FILE
 EPOCHS = 12  # the table's epochs by default, and the table that --readme writes
@@ -299,9 +301,7 @@ def main(argv=None):
     if args.epochs < 1:
         parser.error(f"--epochs must be >= 1, got {args.epochs}")
     if args.readme and args.epochs != EPOCHS:
-        parser.error(
-            f"--readme writes the {EPOCHS}-epoch table; got --epochs {args.epochs}"
-        )
+        parser.error(f"--readme writes the {EPOCHS}-epoch table; got --epochs {args.epochs}")
     out = pathlib.Path(args.out).resolve()
     out.mkdir(parents=True, exist_ok=True)
     if args.list:
