@@ -2,9 +2,8 @@
 
 Names understood by `load_corpus(name, source_lang, target_lang, split)`:
 
-- the registry's corpora (`zoo.data.corpora.CORPORA`): "multi30k", "anki-spa-eng",
-  "anki-fra-eng", "wmt14", and "tfds:NAME" (e.g. `tfds:ted_hrlr_translate/pt_to_en`), each
-  with its languages, splits and loader;
+- the registry's corpora (`zoo.data.corpora.CORPORA`, e.g. "multi30k") and "tfds:NAME"
+  (e.g. `tfds:ted_hrlr_translate/pt_to_en`), each with its languages, splits and loader;
 - a path to a tab-separated file (`path/to/pairs.tsv`): column 0 is the source, column 1 the
   target (the language arguments are labels only); split into train/val/test by
   `zoo.data.splits.split_pairs` (by distinct sentence, hash-based, deterministic);
@@ -24,6 +23,7 @@ import os
 
 from zoo.data.corpora import CORPORA, find_corpus, language_code
 from zoo.data.errors import MissingDataError
+from zoo.data.pipeline import make_dataset
 from zoo.data.readers import read_parallel, read_tsv
 from zoo.data.splits import split_pairs
 
@@ -76,8 +76,6 @@ class Corpus:
 
     def dataset(self, source_tokenizer, target_tokenizer, **kwargs):
         """`zoo.data.make_dataset(self.source, self.target, ...)`; same keyword arguments."""
-        from zoo.data.pipeline import make_dataset
-
         return make_dataset(self.source, self.target, source_tokenizer, target_tokenizer, **kwargs)
 
 
@@ -95,8 +93,8 @@ def load_corpus(
     """Loads one split of a parallel corpus as a `Corpus` (see the module doc for names).
 
     Args:
-        name: a registry name ("multi30k", "anki-spa-eng", "anki-fra-eng", "wmt14"; see
-            `zoo.data.corpora.CORPORA`), "tfds:NAME", a .tsv path or a prefix.
+        name: a registry name (`zoo.data.corpora.CORPORA`, e.g. "multi30k"), "tfds:NAME",
+            a .tsv path or a prefix.
         source_lang, target_lang: language codes, e.g. "de", "en".
         split: "train", "val" (or "validation", "dev") or "test"; a registry corpus takes
             its own split names as well ("test2016" for Multi30k).

@@ -117,7 +117,7 @@ def multi30k_path(split, lang, download=True):
     if not download:
         raise MissingDataError(f"Multi30k file {name} not found in {local.parent}. {how}")
     logger.info("Multi30k file %s not found in %s: downloading it.", name, local.parent)
-    return download_file(split, lang, how=f"Not found in {local.parent} either. {how}")
+    return download_file(split, lang, how=f"It is not in {local.parent} either. {how}")
 
 
 def load(source_lang, target_lang, split, download=True, **_unused):
