@@ -73,8 +73,11 @@ class CorpusInfo:
                     f"Corpus {self.name!r}: {role} {getattr(self, role)!r} is not one of its "
                     f"splits {self.splits}."
                 )
-        pairs = self.default_pair
-        for pair in pairs.values() if isinstance(pairs, Mapping) else [pairs] if pairs else []:
+        if isinstance(self.default_pair, Mapping):
+            defaults = list(self.default_pair.values())
+        else:
+            defaults = [self.default_pair] if self.default_pair is not None else []
+        for pair in defaults:
             self.check_languages(*pair)
 
     @property
