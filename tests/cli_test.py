@@ -3,6 +3,7 @@
 import argparse
 import io
 import json
+import os
 import subprocess
 import sys
 
@@ -70,7 +71,7 @@ def test_evaluate_writes_scores(model_dir, capsys, tmp_path):
     assert f"BLEU = {result['bleu']:.2f}  {result['bleu_signature']}" in out
     assert result["chrf_signature"] in out
     assert 0.0 <= result["bleu"] <= 100.0 and 0.0 <= result["chrf"] <= 100.0
-    with open(f"{cli.os.environ['ZOO_DATA_DIR']}/multi30k/test2016.de", encoding="utf-8") as f:
+    with open(f"{os.environ['ZOO_DATA_DIR']}/multi30k/test2016.de", encoding="utf-8") as f:
         sources = f.read().splitlines()[:6]
     assert hypotheses.read_text().splitlines() == translator.translate(sources, beam_size=1)
 

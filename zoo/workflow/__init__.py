@@ -12,7 +12,7 @@ functional model in the open, then hands everything else to `main`:
         zoo.workflow.main(build_model, recipe="luong_global_dot", family="luong",
                           description=__doc__)
 
-`main` parses the shared flags (`make_parser`), trains with the paper's optimizer and
+`main` parses the shared flags (`make_parser`), trains with the chosen optimizer and
 checkpoints (resumable), keeps the best model by validation loss, scores it on the test
 split with greedy and beam search (sacreBLEU BLEU and chrF), and writes `model.keras`,
 tokenizers and vocabularies, `serving/`, `metrics.json`, `bleu_by_length.{png,tsv,md}`,
@@ -21,7 +21,6 @@ tokenizers and vocabularies, `serving/`, `metrics.json`, `bleu_by_length.{png,ts
 
 from zoo.workflow.arguments import (
     ARCHITECTURE_SWITCHES,
-    PAPER_OPTIMIZERS,
     add_mode_argument,
     hyperparameters,
     make_parser,
@@ -32,7 +31,6 @@ from zoo.workflow.run import main, run
 
 __all__ = [
     "ARCHITECTURE_SWITCHES",
-    "PAPER_OPTIMIZERS",
     "add_mode_argument",
     "evaluate_and_report",
     "hyperparameters",

@@ -1,6 +1,6 @@
 """A recipe's data: the splits, the tokenizers and the tf.data pipelines.
 
-Two paths, chosen by `--streaming` (zoo.workflow.arguments):
+Two paths, chosen by `--streaming` (zoo.workflow.data_flags):
 - in memory (`zoo.data.load_corpus` + `make_dataset`): the corpus in lists, tokenized once
   and cached, shuffled whole. Multi30k and the Anki corpora take it under "auto".
 - streamed (`zoo.data.open_stream` + `stream_dataset`): the training files are read from
@@ -33,12 +33,12 @@ from zoo.data import (
     total_bytes,
     worker_stream,
 )
+from zoo.data.corpora import tfds_name
 from zoo.data.errors import MissingDataError
-from zoo.data.streaming import tfds_name
 from zoo.json_files import write_json
 from zoo.text import load_tokenizer, train_tokenizer
 from zoo.training import PerWorkerDataset
-from zoo.workflow.arguments import STREAM_ABOVE_MB
+from zoo.workflow.data_flags import STREAM_ABOVE_MB
 from zoo.workflow.report import write_lines
 
 STREAM_ABOVE_BYTES = STREAM_ABOVE_MB * 2**20  # Multi30k's training files hold 4 MB

@@ -25,8 +25,9 @@ from zoo import training
 from zoo.errors import UsageError, exit_on_user_error
 from zoo.json_files import write_json
 from zoo.models import model_dropout
+from zoo.training.profiles import OPTIMIZER_DESCRIPTIONS
 from zoo.workflow import data as recipe_data
-from zoo.workflow.arguments import PAPER_OPTIMIZERS, make_parser, resolve_defaults
+from zoo.workflow.arguments import make_parser, resolve_defaults
 from zoo.workflow.report import evaluate_and_report
 
 RUN_FILE = "run.json"
@@ -154,7 +155,7 @@ def _check_previous_run(out, args, say):
 
 
 def _optimizer_note(args, steps_per_epoch, dropout):
-    note = PAPER_OPTIMIZERS[args.optimizer]
+    note = OPTIMIZER_DESCRIPTIONS[args.optimizer]
     after = args.decay_after
     if after is None and args.optimizer == "luong":
         after = training.luong_decay_after(dropout)

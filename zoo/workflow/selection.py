@@ -2,8 +2,8 @@
 
 The trainer keeps the model of the best validation loss in `model.keras`. Averaging the
 weights of the run's last N checkpoints (Junczys-Dowmunt et al. 2016; Vaswani et al. 2017)
-often translates better still (bench/RESULTS.md, session 9: +0.36 validation BLEU for
-`bahdanau_rnnsearch`), but not always: the last checkpoints may lie past the best epoch.
+often translates better still (docs/decoding.md), but not always: the last checkpoints may
+lie past the best epoch.
 So the run scores both on the **validation** split with the search it will be judged by
 (beam search at the run's settings), and delivers the better one: `model.averaged.keras`
 is named in translator.json's "model_file", which `Translator.from_directory` and

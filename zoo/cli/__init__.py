@@ -1,0 +1,60 @@
+"""The `zoo` command line: `python -m zoo translate|evaluate|aer|average|serve|params ...`.
+
+    python -m zoo translate saved_models/luong_local_general "Ein Hund rennt."
+    python -m zoo translate saved_models/luong_local_general --alignments "Ein Hund rennt."
+    python -m zoo aer saved_models/luong_local_general --source s.de --target t.en --gold g.txt
+    python -m zoo average saved_models/luong_local_general --last 3
+    python -m zoo serve saved_models/luong_local_general --port 8080
+    cat sentences.de | python -m zoo translate saved_models/luong_local_general --beam-size 5
+    python -m zoo evaluate saved_models/luong_local_general --split test2016 --beam-size 5
+    python -m zoo params --size paper
+
+MODEL_DIR is an output folder written by `zoo.translator.Translator.save` (model.keras,
+source_tokenizer/, target_tokenizer/, translator.json). One module per command
+(`zoo/cli/translate.py`, ...), each with its parser and its `run_<command>(args, out)`;
+`flags.py` holds the flags several commands share, `loading.py` opens MODEL_DIR. The search
+flags' defaults are translator.json's, else the library's (`zoo.search.defaults`).
+"""
+
+import sys
+
+from zoo.cli.aer import run_aer
+from zoo.cli.average import run_average
+from zoo.cli.evaluate import run_evaluate
+from zoo.cli.parser import build_parser
+from zoo.cli.serve import run_serve
+from zoo.cli.translate import run_translate
+from zoo.errors import exit_on_user_error
+
+__all__ = [
+    "build_parser",
+    "main",
+    "run_aer",
+    "run_average",
+    "run_evaluate",
+    "run_serve",
+    "run_translate",
+]
+
+COMMANDS = {
+    "translate": run_translate,
+    "evaluate": run_evaluate,
+    "aer": run_aer,
+    "average": run_average,
+    "serve": run_serve,
+}
+
+
+def main(argv=None):
+    """Entry point of `python -m zoo` and of the `zoo` console script."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "params":
+        from zoo.models import params
+
+        params.main(argv[1:])
+        return 0
+    args = build_parser().parse_args(argv)
+    command = COMMANDS[args.command]
+    return exit_on_user_error(
+        lambda: command(args), prog=f"python -m zoo {args.command}", debug=args.debug
+    )

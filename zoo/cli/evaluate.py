@@ -1,0 +1,111 @@
+"""`python -m zoo evaluate`: sacreBLEU and chrF of a model on a corpus split."""
+
+import os
+import sys
+
+from zoo.checks import positive_int
+from zoo.cli.flags import add_search_flags, add_unknown_word_flags
+from zoo.cli.loading import load_translator, unknown_options
+from zoo.data.corpora import DEFAULT_CORPUS, corpora_help, default_test_split
+from zoo.json_files import write_json
+from zoo.workflow.defaults import resolve_languages, test_split_help
+
+
+def add_evaluate_command(commands):
+    evaluate = commands.add_parser(
+        "evaluate",
+        help="score a trained model on a corpus split with sacreBLEU",
+        description="Translate a corpus split and print sacreBLEU BLEU (13a, cased) and chrF "
+        "with their signatures.",
+    )
+    evaluate.add_argument("model_dir", metavar="MODEL_DIR", help="a zoo output folder")
+    evaluate.add_argument(
+        "--data",
+        default=None,
+        help=f"{corpora_help()} (default: 'data' in MODEL_DIR/translator.json, else "
+        f"{DEFAULT_CORPUS})",
+    )
+    evaluate.add_argument(
+        "--split",
+        default=None,
+        help=f"split to translate (default: {test_split_help()})",
+    )
+    evaluate.add_argument(
+        "--source-lang",
+        default=None,
+        help="source language code (default: MODEL_DIR/translator.json, else the corpus' "
+        "default pair)",
+    )
+    evaluate.add_argument(
+        "--target-lang",
+        default=None,
+        help="target language code (default: MODEL_DIR/translator.json, else the corpus' "
+        "default pair)",
+    )
+    evaluate.add_argument(
+        "--limit",
+        type=positive_int,
+        default=None,
+        help="only the first N sentence pairs (default: all)",
+    )
+    evaluate.add_argument("--output", default=None, help="also write the scores to this JSON file")
+    evaluate.add_argument(
+        "--hypotheses", default=None, help="also write the translations to this text file"
+    )
+    add_search_flags(evaluate)
+    add_unknown_word_flags(evaluate)
+
+
+def fill_corpus_defaults(args, metadata):
+    """--data, the languages and the split not given: translator.json's, else the corpus'
+    defaults."""
+    for key in ("data", "source_lang", "target_lang"):
+        if getattr(args, key) is None:
+            setattr(args, key, metadata.get(key))
+    if args.data is None:
+        args.data = DEFAULT_CORPUS
+    args.source_lang, args.target_lang = resolve_languages(
+        args.data, args.source_lang, args.target_lang
+    )
+    if args.split is None:
+        args.split = default_test_split(args.data)
+
+
+def run_evaluate(args, out=None):
+    """Translates the split, prints BLEU and chrF, and writes --output and --hypotheses."""
+    out = sys.stdout if out is None else out
+    from zoo.data import load_corpus
+    from zoo.evaluation import corpus_scores
+
+    unknown = unknown_options(args)  # a usage error before the model loads
+    translator = load_translator(args)
+    fill_corpus_defaults(args, translator.read_metadata(args.model_dir))
+    corpus = load_corpus(args.data, args.source_lang, args.target_lang, args.split)
+    if args.limit is not None:
+        corpus = corpus.take(args.limit)
+    hypotheses = translator.translate(corpus.source, progress=True, **unknown)
+    scores = corpus_scores(hypotheses, corpus.target)
+    result = {
+        "model_dir": os.fspath(args.model_dir),
+        "data": args.data,
+        "split": args.split,
+        "source_lang": args.source_lang,
+        "target_lang": args.target_lang,
+        "sentences": len(corpus),
+        **translator.get_config(),
+        "replace_unknown": bool(args.replace_unk),
+        **scores,
+    }
+    print(f"BLEU = {scores['bleu']:.2f}  {scores['bleu_signature']}", file=out)
+    print(f"chrF = {scores['chrf']:.2f}  {scores['chrf_signature']}", file=out)
+    print(
+        f"({len(corpus)} sentences of {args.data} {args.split}, "
+        f"{args.source_lang}->{args.target_lang}, beam size {translator.beam_size})",
+        file=out,
+    )
+    if args.output:
+        write_json(args.output, result)
+    if args.hypotheses:
+        with open(args.hypotheses, "w", encoding="utf-8") as f:
+            f.writelines(h + "\n" for h in hypotheses)
+    return 0

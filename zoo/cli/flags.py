@@ -1,0 +1,135 @@
+"""The flags that several commands share: search settings, unknown words, sampling, --debug.
+
+Every default shown here is the library's: a translator folder's translator.json value, else
+`zoo.search.defaults` (the one place the search defaults live).
+"""
+
+from zoo.checks import non_negative_float, non_negative_int, positive_float, positive_int
+from zoo.search import defaults as search_defaults
+
+MODEL_FILE_DEFAULT = (
+    "the file MODEL_DIR/translator.json names, the one the run chose on validation; else "
+    "model.keras"
+)
+
+
+def folder_default(value):
+    """The default text of a search flag: translator.json's value, else the library's."""
+    return f"default: MODEL_DIR/translator.json, else {value:g}"
+
+
+def add_debug_flag(parser, detail=": the message alone, exit status 1"):
+    parser.add_argument(
+        "--debug",
+        action="store_true",
+        help=f"show the traceback of an error (default{detail})",
+    )
+
+
+def add_model_file_flag(parser):
+    parser.add_argument(
+        "--model-file",
+        default=None,
+        help=f"model file inside MODEL_DIR (default: {MODEL_FILE_DEFAULT})",
+    )
+
+
+def add_search_flags(parser):
+    """--beam-size, --batch-size, the penalties, --model-file and --ensemble (translate,
+    evaluate, serve)."""
+    add_debug_flag(parser)
+    parser.add_argument(
+        "--beam-size",
+        type=positive_int,
+        default=None,
+        help=f"beam size K; 1 is greedy search ({folder_default(search_defaults.BEAM_SIZE)})",
+    )
+    parser.add_argument(
+        "--batch-size",
+        type=positive_int,
+        default=None,
+        help=f"sentences per search call ({folder_default(search_defaults.BATCH_SIZE)})",
+    )
+    parser.add_argument(
+        "--length-penalty",
+        type=non_negative_float,
+        default=None,
+        help="GNMT length penalty alpha, 0 ranks by log-probability as the papers did "
+        f"({folder_default(search_defaults.LENGTH_PENALTY)}; measured: docs/decoding.md)",
+    )
+    parser.add_argument(
+        "--coverage-penalty",
+        type=non_negative_float,
+        default=None,
+        help="GNMT coverage penalty beta for beam search, favouring translations that cover "
+        f"the source ({folder_default(search_defaults.COVERAGE_PENALTY)})",
+    )
+    add_model_file_flag(parser)
+    parser.add_argument(
+        "--ensemble",
+        nargs="+",
+        default=None,
+        metavar="OTHER_DIR",
+        help="decode with an ensemble: MODEL_DIR's model and these folders' models (the mean "
+        "of their distributions at every step); all must share MODEL_DIR's target vocabulary "
+        "and read its source tokenizer's ids",
+    )
+
+
+def add_unknown_word_flags(parser):
+    """--replace-unk and --unk-dictionary (translate and evaluate; a server's requests ask
+    for replacement themselves)."""
+    parser.add_argument(
+        "--replace-unk",
+        action="store_true",
+        help="replace each <unk> of a translation by the source word it attends to most "
+        "(Luong et al. 2015 section 4.1; for word-level vocabularies)",
+    )
+    parser.add_argument(
+        "--unk-dictionary",
+        default=None,
+        metavar="FILE",
+        help="with --replace-unk: translate the copied source word with this dictionary "
+        "(one 'source<TAB>target' pair a line) where it has an entry",
+    )
+
+
+def add_sampling_flags(parser):
+    """--sample and its shaping options (translate)."""
+    group = parser.add_argument_group(
+        "sampling",
+        "draw one translation per sentence at random instead of searching (zoo.search.sample; "
+        "synthetic sources for back-translation); --temperature, --top-k and --top-p imply "
+        "--sample. A SavedModel samples with the settings it was exported with.",
+    )
+    group.add_argument(
+        "--sample", action="store_true", help="sample instead of greedy or beam search"
+    )
+    group.add_argument(
+        "--temperature",
+        type=positive_float,
+        default=None,
+        help="divide the logits by T: below 1 sharper, above 1 flatter (default: 1)",
+    )
+    group.add_argument(
+        "--top-k",
+        type=positive_int,
+        default=None,
+        metavar="K",
+        help="draw from the K most likely tokens only (default: all)",
+    )
+    group.add_argument(
+        "--top-p",
+        type=positive_float,
+        default=None,
+        metavar="P",
+        help="draw from the smallest set of most likely tokens holding probability P, in "
+        "(0, 1] (nucleus sampling; default: all)",
+    )
+    group.add_argument(
+        "--seed",
+        type=non_negative_int,
+        default=None,
+        help="make the draws reproducible: the same input, seed and --batch-size give the "
+        "same translations (default: fresh draws)",
+    )

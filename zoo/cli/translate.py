@@ -1,0 +1,203 @@
+"""`python -m zoo translate`: sentences or stdin through a trained model."""
+
+import os
+import sys
+
+from zoo.checks import positive_int
+from zoo.cli.flags import add_sampling_flags, add_search_flags, add_unknown_word_flags
+from zoo.cli.loading import is_saved_model, load_translator, unknown_options
+from zoo.errors import UsageError
+
+# Flags that sampling cannot honour.
+NOT_WITH_SAMPLING = (
+    "n_best",
+    "alignments",
+    "attention",
+    "plot_dir",
+    "beam_size",
+    "ensemble",
+    "replace_unk",
+)
+
+
+def add_translate_command(commands):
+    translate = commands.add_parser(
+        "translate",
+        help="translate sentences with a trained model",
+        description="Translate the SENTENCE arguments, or standard input line by line when none "
+        "is given (one translation per line, in order; empty lines give empty lines).",
+    )
+    translate.add_argument(
+        "model_dir",
+        metavar="MODEL_DIR",
+        help="a zoo output folder, or its serving/ SavedModel (beam size fixed at export; "
+        "--beam-size 1 uses its greedy endpoint)",
+    )
+    translate.add_argument(
+        "sentences", metavar="SENTENCE", nargs="*", help="sentences to translate (default: stdin)"
+    )
+    add_search_flags(translate)
+    add_unknown_word_flags(translate)
+    translate.add_argument(
+        "--attention",
+        action="store_true",
+        help="also print each sentence's score, tokens and attention matrix",
+    )
+    translate.add_argument(
+        "--n-best",
+        type=positive_int,
+        default=None,
+        metavar="N",
+        help="print the N best translations of each sentence with their scores, in the Moses "
+        "n-best format 'i ||| translation ||| score' (i: the 0-based sentence number); N is "
+        "at most the beam size (a SavedModel: the n it was exported with)",
+    )
+    translate.add_argument(
+        "--alignments",
+        action="store_true",
+        help="append each sentence's word alignment read from the attention, in the Pharaoh "
+        "format: 'translation ||| 0-0 1-2 ...' (source word index first, 0-based)",
+    )
+    add_sampling_flags(translate)
+    translate.add_argument(
+        "--plot-dir",
+        default=None,
+        help="write an attention heatmap attention_<n>.png per sentence into this folder",
+    )
+
+
+def stdin_batches(stream, batch_size, errors=None):
+    """Lines of `stream` (newline stripped) in lists of up to `batch_size`; one line at a
+    time when it is a terminal, so that each translation appears as soon as it is typed.
+
+    Bytes are decoded as UTF-8 line by line: a line with invalid bytes is decoded with
+    replacement characters (U+FFFD) and reported on `errors` (default stderr) with its line
+    number, so that it still gives exactly one output line and the others are unharmed.
+    """
+    errors = sys.stderr if errors is None else errors
+    size = 1 if stream.isatty() else batch_size
+    raw = getattr(stream, "buffer", None)
+    batch = []
+    for number, line in enumerate(stream if raw is None else raw, start=1):
+        if isinstance(line, bytes):
+            try:
+                line = line.decode("utf-8")
+            except UnicodeDecodeError as error:
+                line = line.decode("utf-8", errors="replace")
+                print(
+                    f"python -m zoo translate: stdin line {number} is not valid UTF-8 "
+                    f"({error.reason} at byte {error.start}); translated with U+FFFD "
+                    "replacement characters",
+                    file=errors,
+                    flush=True,
+                )
+        batch.append(line.rstrip("\r\n"))
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def sampling_options(args):
+    """The sampling options of the command line (None when not sampling); a usage error for
+    flags that sampling cannot honour."""
+    shaping = {
+        key: getattr(args, key)
+        for key in ("temperature", "top_k", "top_p")
+        if getattr(args, key, None) is not None
+    }
+    if not (getattr(args, "sample", False) or shaping):
+        if getattr(args, "seed", None) is not None:
+            raise UsageError("--seed applies to sampling only (--sample).")
+        return None
+    for flag in NOT_WITH_SAMPLING:
+        if getattr(args, flag):
+            raise UsageError(f"--{flag.replace('_', '-')} cannot be combined with --sample.")
+    if shaping and is_saved_model(args.model_dir):
+        raise UsageError(
+            "--temperature, --top-k and --top-p are fixed in a SavedModel (set at export); "
+            "use --sample alone, or the model folder."
+        )
+    if args.top_p is not None and args.top_p > 1:
+        raise UsageError(f"--top-p must be in (0, 1]; received {args.top_p}.")
+    return shaping
+
+
+def _print_n_best(translator, sentences, args, out, counter):
+    if is_saved_model(args.model_dir):
+        lists = translator.translate_n_best(sentences, n_best=args.n_best)
+    else:
+        lists = translator.translate_n_best(sentences, n_best=args.n_best, beam_size=args.beam_size)
+    for hypotheses in lists:
+        for text, score in hypotheses:
+            if score != float("-inf"):  # -inf: fewer hypotheses exist (tiny vocabularies)
+                print(f"{counter[0]} ||| {text} ||| {score:.4f}", file=out)
+        counter[0] += 1
+    out.flush()
+
+
+def _print_samples(translator, sentences, args, out, counter, shaping):
+    seed = None if args.seed is None else args.seed + counter[0]  # each batch its own draws
+    if is_saved_model(args.model_dir):
+        import random
+
+        seed = random.randrange(2**31) if seed is None else seed
+        texts = translator.sample(sentences, seed=seed)
+    else:
+        texts = translator.sample(sentences, seed=seed, **shaping)
+    for text in texts:
+        print(text, file=out, flush=True)
+    counter[0] += len(sentences)
+
+
+def _print_with_attention(translator, sentences, args, out, counter):
+    """Translations with --alignments, --attention or --plot-dir."""
+    if args.replace_unk:
+        raise UsageError(
+            "--replace-unk prints translations only: drop --attention, --alignments and --plot-dir."
+        )
+    from zoo.evaluation import format_pharaoh, hard_alignment
+
+    for t in translator.translate_with_attention(sentences, beam_size=args.beam_size):
+        counter[0] += 1
+        if args.alignments:
+            links = hard_alignment(t.source_tokens, t.target_tokens, t.weights)
+            print(f"{t.translation} ||| {format_pharaoh(links)}", file=out)
+        else:
+            print(t.translation, file=out)
+        if args.attention:
+            print(f"# score {t.score:.4f}", file=out)
+            print("# " + t.format_weights().replace("\n", "\n# "), file=out)
+        if args.plot_dir and t.target_tokens:
+            os.makedirs(args.plot_dir, exist_ok=True)
+            path = os.path.join(args.plot_dir, f"attention_{counter[0]}.png")
+            t.plot(path, title=t.source)
+        out.flush()
+
+
+def _print_translations(translator, sentences, args, out, counter, shaping=None, unknown=None):
+    if shaping is not None:
+        return _print_samples(translator, sentences, args, out, counter, shaping)
+    if args.n_best:
+        return _print_n_best(translator, sentences, args, out, counter)
+    if args.attention or args.plot_dir or args.alignments:
+        return _print_with_attention(translator, sentences, args, out, counter)
+    for text in translator.translate(sentences, beam_size=args.beam_size, **(unknown or {})):
+        print(text, file=out, flush=True)
+
+
+def run_translate(args, out=None):
+    """Prints the translations of `args.sentences`, else of stdin's lines as they come."""
+    out = sys.stdout if out is None else out
+    # Usage errors before loading: they should not wait for the model.
+    shaping = sampling_options(args)
+    unknown = unknown_options(args)
+    translator = load_translator(args)
+    counter = [0]
+    if args.sentences:
+        _print_translations(translator, list(args.sentences), args, out, counter, shaping, unknown)
+        return 0
+    for batch in stdin_batches(sys.stdin, translator.batch_size):
+        _print_translations(translator, batch, args, out, counter, shaping, unknown)
+    return 0

@@ -1,0 +1,138 @@
+"""The recipes' data flags: the corpus and how it is streamed, the languages and tokenizers,
+the length filter and the batching."""
+
+from zoo.checks import positive_int
+from zoo.data import BATCHINGS, DEFAULT_SHUFFLE_BUFFER
+from zoo.data.corpora import DEFAULT_CORPUS, corpora_help
+from zoo.models.presets import DEFAULT_VOCAB_SIZES
+from zoo.text import KINDS
+from zoo.workflow.defaults import test_split_help
+
+DEFAULT_VOCAB_SIZE = 8000
+DEFAULT_TOKENIZER_SAMPLE = 1_000_000
+DEFAULT_MAX_LENGTH = 50  # Luong et al.'s filter
+STREAM_ABOVE_MB = 100  # --streaming auto streams {split} file sets larger than this
+
+
+def add_data_flags(parser):
+    data = parser.add_argument_group("data")
+    add_corpus_flags(data)
+    add_text_flags(data)
+    add_batching_flags(data)
+    return data
+
+
+def add_corpus_flags(data):
+    """--data and how a large corpus is streamed."""
+    data.add_argument(
+        "--data", default=DEFAULT_CORPUS, help=f"{corpora_help()} (default: %(default)s)"
+    )
+    data.add_argument(
+        "--streaming",
+        choices=("auto", "on", "off"),
+        default="auto",
+        help="read the training split from disk each epoch in bounded memory ('on'), or hold "
+        "it in memory, tokenized once and shuffled whole ('off'). 'auto' (default) streams "
+        "TFDS corpora and wmt14, and {split} file sets that are gzip-compressed or larger "
+        f"than {STREAM_ABOVE_MB} MB; Multi30k and the Anki corpora stay in memory. A streamed "
+        "corpus needs {split} in its name (one file or pair of files per split)",
+    )
+    data.add_argument(
+        "--shuffle-buffer",
+        type=positive_int,
+        default=DEFAULT_SHUFFLE_BUFFER,
+        help="streamed training pairs are shuffled within a window of this many pairs "
+        f"(default: {DEFAULT_SHUFFLE_BUFFER:,}); in memory the whole split is shuffled",
+    )
+    data.add_argument(
+        "--steps-per-epoch",
+        type=positive_int,
+        default=None,
+        help="streamed corpora: batches per epoch for the progress bar and the learning-rate "
+        "schedule, instead of counting them in one pass before training (the count is "
+        "cached in --out beside the vocabulary; an epoch still ends where the data ends, and "
+        "the pairs the length filter dropped are then reported after the first epoch)",
+    )
+    data.add_argument(
+        "--tokenizer-sample",
+        type=positive_int,
+        default=DEFAULT_TOKENIZER_SAMPLE,
+        help="train the tokenizers on a seeded sample of at most this many training pairs, "
+        f"read by streaming (default: {DEFAULT_TOKENIZER_SAMPLE:,}; Multi30k's 29,000 are "
+        "all used)",
+    )
+
+
+def add_text_flags(data):
+    """Languages, the test split and the tokenizers."""
+    data.add_argument(
+        "--source-lang",
+        default=None,
+        help="source language (default: the corpus' default pair, see --data; required for "
+        "corpora without one)",
+    )
+    data.add_argument(
+        "--target-lang",
+        default=None,
+        help="target language (default: the corpus' default pair, see --data; required for "
+        "corpora without one)",
+    )
+    data.add_argument(
+        "--test-split",
+        default=None,
+        help=f"split scored at the end (default: {test_split_help()})",
+    )
+    data.add_argument(
+        "--tokenizer",
+        choices=KINDS,
+        default="sentencepiece",
+        help="subword model trained on the training split, one per language (default: %(default)s)",
+    )
+    bahdanau, luong = DEFAULT_VOCAB_SIZES["bahdanau"], DEFAULT_VOCAB_SIZES["luong"]
+    data.add_argument(
+        "--vocab-size",
+        type=positive_int,
+        default=DEFAULT_VOCAB_SIZE,
+        help=f"vocabulary size per language, 4 reserved ids included (default: %(default)s; "
+        f"the papers used {bahdanau:,} (Bahdanau) and {luong:,} (Luong) words on WMT)",
+    )
+    data.add_argument("--lowercase", action="store_true", help="lowercase text before tokenizing")
+
+
+def add_batching_flags(data):
+    """The length filter, the batching and the quick-run slices."""
+    data.add_argument(
+        "--max-length",
+        type=positive_int,
+        default=DEFAULT_MAX_LENGTH,
+        help="drop training pairs with more tokens than this on either side (default: "
+        "%(default)s, as in Luong et al.)",
+    )
+    data.add_argument(
+        "--batching",
+        choices=BATCHINGS,
+        default="pools",
+        help="how training pairs are grouped into batches to cut padding: pools of "
+        "--pool-batches batches sorted by (target, source) length, their batches shuffled "
+        "(as fairseq, OpenNMT-py); length buckets of width 2; or plain shuffled batches "
+        "(default: %(default)s)",
+    )
+    data.add_argument(
+        "--pool-batches",
+        type=positive_int,
+        default=1024,
+        help="batches per sorted pool with --batching pools; larger pools pad less "
+        "(default: %(default)s)",
+    )
+    data.add_argument(
+        "--train-limit",
+        type=positive_int,
+        default=None,
+        help="use only the first N training pairs (quick runs, CI)",
+    )
+    data.add_argument(
+        "--eval-limit",
+        type=positive_int,
+        default=None,
+        help="use only the first N validation and test pairs (quick runs, CI)",
+    )

@@ -1,0 +1,97 @@
+"""The defaults a recipe's flags leave open, filled in from the library after parsing.
+
+- `resolve_defaults(args)`: the languages and test split (the corpus registry,
+  `zoo.data.corpora`), the training
+  profile (`zoo.training.profiles`: the recipes' defaults, or the paper's own settings with
+  `--optimizer paper`), the loss normalisation and the output folder.
+- `hyperparameters(args, preset)`: the preset's keyword arguments at `--size`
+  (`zoo.models.presets`) with the architecture switches given on the command line.
+"""
+
+import os
+
+from zoo.data.corpora import CORPORA, complete_languages, default_test_split, find_corpus
+from zoo.models import preset_arguments
+from zoo.training import default_loss_normalization
+from zoo.training.profiles import training_profile
+from zoo.workflow.model_flags import ARCHITECTURE_SWITCHES
+
+
+def test_split_help():
+    """The default test split of each corpus, for a help text."""
+    others = [name for name, info in CORPORA.items() if info.test_split == "test"]
+    named = [
+        f"{info.test_split} for {name}" for name, info in CORPORA.items() if name not in others
+    ]
+    return ", ".join(named + ["test otherwise"])
+
+
+def resolve_languages(data, source_lang, target_lang, family=None):
+    """(source, target): the given languages, the missing ones from the corpus' default pair
+    in the registry (`zoo.data.corpora.complete_languages`)."""
+    if source_lang is not None and target_lang is not None:
+        return source_lang, target_lang
+    info = find_corpus(data)
+    if info is None or info.default_pair is None:
+        raise ValueError(
+            f"--data {data!r}: give --source-lang and --target-lang (the defaults are known "
+            f"only for {', '.join(CORPORA)})."
+        )
+    return complete_languages(data, source_lang, target_lang, family)
+
+
+def resolve_defaults(args):
+    """Fills the defaults that depend on other flags (languages, split, epochs, out, ...)."""
+    args.source_lang, args.target_lang = resolve_languages(
+        args.data, args.source_lang, args.target_lang, args.family
+    )
+    if args.test_split is None:
+        args.test_split = default_test_split(args.data)
+    profile = training_profile(args.family, paper=args.optimizer == "paper")
+    if args.optimizer == "paper":
+        args.optimizer = profile["optimizer"]
+    for name in ("batch_size", "epochs", "max_minutes"):
+        if getattr(args, name) is None:
+            setattr(args, name, profile[name])
+    if args.max_minutes == 0:
+        args.max_minutes = None
+    if args.decay_after is None and args.optimizer == profile["optimizer"]:
+        args.decay_after = profile["decay_after"]  # else the optimizer's own rule
+    if args.average_last > args.keep_checkpoints:
+        raise ValueError(
+            f"--average-last {args.average_last} needs at least as many kept checkpoints; got "
+            f"--keep-checkpoints {args.keep_checkpoints}."
+        )
+    if args.loss_normalization is None:
+        args.loss_normalization = default_loss_normalization(args.optimizer)
+    if args.out is None:
+        args.out = os.path.join("saved_models", args.recipe)
+    return args
+
+
+def hyperparameters(args, preset):
+    """`zoo.models.preset_arguments(preset, args.size)` with the command line's switches.
+
+    Returns a new dict of the preset's keyword arguments (sizes, dropout, ...; their values
+    live in `zoo.models.presets`) where every architecture switch given on the command line
+    (not None) replaces the preset's value.
+
+    Example:
+        >>> args = make_parser("luong_global_general", "luong").parse_args(
+        ...     ["--size", "tiny", "--no-input-feeding"])
+        >>> hp = hyperparameters(args, "luong_global_general")
+        >>> hp["input_feeding"]  # the switch given; every other value is the preset's
+        False
+    """
+    values = preset_arguments(preset, args.size)
+    for name in ARCHITECTURE_SWITCHES:
+        given = getattr(args, name, None)
+        if given is None:
+            continue
+        if name not in values:
+            raise ValueError(
+                f"--{name.replace('_', '-')} does not apply to preset {preset!r} (its arguments: "
+                f"{', '.join(sorted(values))})."
+            )
+        values[name] = given
+    return values

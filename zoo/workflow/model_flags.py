@@ -1,0 +1,169 @@
+"""The recipes' model flags (--size and the architecture switches) and their evaluation and
+output flags.
+
+An architecture switch defaults to None, "the preset's value at --size": its help text
+renders the presets' values (`zoo.models.preset_arguments`), and the search flags render
+`zoo.search.defaults`, so that the command line holds no default of its own.
+"""
+
+import argparse
+
+from zoo.checks import non_negative_float, non_negative_int, positive_int
+from zoo.models import SIZES, preset_arguments
+from zoo.search import defaults as search_defaults
+
+# Architecture switches, by the name of the preset argument they override.
+ARCHITECTURE_SWITCHES = ("dropout", "reverse_source", "bidirectional", "input_feeding", "window")
+DEFAULT_SWITCHES = {"bahdanau": ("dropout",), "luong": ARCHITECTURE_SWITCHES}
+# The preset whose values a family's help texts show (every preset of a family shares them).
+HELP_PRESET = {"bahdanau": "bahdanau_rnnsearch", "luong": "luong_global_general"}
+
+
+def rate(text):
+    """An argparse type: a number in [0, 1) (dropout, label smoothing)."""
+    value = non_negative_float(text)
+    if value >= 1:
+        raise argparse.ArgumentTypeError(f"expected a number in [0, 1), got {value}")
+    return value
+
+
+def preset_default(family, name):
+    """The preset's value of argument `name` by size, for a help text: e.g. "the preset's:
+    0.3 at --size base, 0.2 at tiny and paper"."""
+    by_value = {}
+    for size in SIZES:
+        value = preset_arguments(HELP_PRESET[family], size)[name]
+        text = ("on" if value else "off") if isinstance(value, bool) else f"{value:g}"
+        by_value.setdefault(text, []).append(size)
+    if len(by_value) == 1:
+        return f"the preset's: {next(iter(by_value))} at every --size"
+    parts = [f"{text} at {' and '.join(sizes)}" for text, sizes in by_value.items()]
+    return "the preset's: " + ", ".join(parts).replace(" at ", " at --size ", 1)
+
+
+def dropout_help(family):
+    if family == "bahdanau":
+        return (
+            "dropout on the source and target embeddings and on the maxout output t_i, in "
+            f"training (default: {preset_default(family, 'dropout')}; the paper mentions none)"
+        )
+    return (
+        "dropout on every non-recurrent connection: the embeddings, between LSTM layers and on "
+        "h~ before the softmax (Zaremba et al., as Luong et al. section 4.1, who used 0.2; "
+        f"default: {preset_default(family, 'dropout')})"
+    )
+
+
+def add_model_flags(parser, family, switches):
+    model = parser.add_argument_group("model")
+    model.add_argument(
+        "--size",
+        choices=SIZES,
+        default="base",
+        help="tiny (tests), base (default: trains on one machine) or paper (the paper's sizes); "
+        "the sizes of each: zoo.models.presets",
+    )
+    if "dropout" in switches:
+        model.add_argument("--dropout", type=rate, default=None, help=dropout_help(family))
+    if "reverse_source" in switches:
+        model.add_argument(
+            "--reverse-source",
+            action=argparse.BooleanOptionalAction,
+            default=None,
+            help="read the source sentence backwards, as Luong et al. did (default: "
+            f"{preset_default(family, 'reverse_source')})",
+        )
+    if "bidirectional" in switches:
+        model.add_argument(
+            "--bidirectional",
+            action=argparse.BooleanOptionalAction,
+            default=None,
+            help="the encoder's first layer reads the source both ways, half the units per "
+            f"direction (default: {preset_default(family, 'bidirectional')}); "
+            "--no-bidirectional is Luong et al.'s unidirectional encoder (measured: "
+            "docs/training.md)",
+        )
+    if "input_feeding" in switches:
+        model.add_argument(
+            "--input-feeding",
+            action=argparse.BooleanOptionalAction,
+            default=None,
+            help="feed the attentional vector h~_t to the next step, as Luong et al. section "
+            "3.3 did; without it the decoder runs in one pass (default: "
+            f"{preset_default(family, 'input_feeding')}; measured: docs/training.md)",
+        )
+    if "window" in switches:
+        model.add_argument(
+            "--window",
+            type=positive_int,
+            default=None,
+            help="half-width D of the local attention window, 10 in the paper (default: "
+            f"{preset_default(family, 'window')})",
+        )
+
+
+def add_output_flags(parser, recipe):
+    evaluation = parser.add_argument_group("evaluation and output")
+    evaluation.add_argument(
+        "--beam-size",
+        type=positive_int,
+        default=search_defaults.BEAM_SIZE,
+        help="beam size of the final evaluation and of the exported translator (default: "
+        "%(default)s); greedy search is scored too",
+    )
+    evaluation.add_argument(
+        "--length-penalty",
+        type=non_negative_float,
+        default=search_defaults.LENGTH_PENALTY,
+        help="GNMT length penalty alpha for beam search (default: %(default)g, chosen on "
+        "Multi30k's validation split; 0 is plain log-probability, as in the papers, which "
+        "favours short translations in a beam that keeps its finished hypotheses; measured: "
+        "docs/decoding.md)",
+    )
+    evaluation.add_argument(
+        "--coverage-penalty",
+        type=non_negative_float,
+        default=search_defaults.COVERAGE_PENALTY,
+        metavar="BETA",
+        help="GNMT coverage penalty beta for beam search (Wu et al. 2016, eq. 14), favouring "
+        "translations that cover the source (default: %(default)g, none)",
+    )
+    evaluation.add_argument(
+        "--eval-batch-size",
+        type=positive_int,
+        default=search_defaults.BATCH_SIZE,
+        help="sentences translated at once (default: %(default)s)",
+    )
+    evaluation.add_argument(
+        "--attention-plots",
+        type=non_negative_int,
+        default=4,
+        help="attention heatmaps drawn for this many test sentences (default: %(default)s)",
+    )
+    evaluation.add_argument(
+        "--out",
+        default=None,
+        help=f"output folder (default: saved_models/{recipe}/)",
+    )
+    evaluation.add_argument(
+        "--no-export", action="store_true", help="skip writing the serving/ SavedModel"
+    )
+    evaluation.add_argument(
+        "--debug",
+        action="store_true",
+        help="show the traceback of an error (default: the message alone; exit status 2 for "
+        "bad flags, 1 for bad data)",
+    )
+
+
+def add_mode_argument(parser):
+    """`--mode predictive|monotonic` of the local-attention recipes (Luong et al. section 3.2)."""
+    parser.add_argument(
+        "--mode",
+        choices=("predictive", "monotonic"),
+        default="predictive",
+        help="local attention: 'predictive' (local-p, default: the paper's best system) "
+        "predicts the aligned position p_t (eq. 9) and weights the window by a Gaussian "
+        "(eq. 10); 'monotonic' (local-m) sets p_t = t",
+    )
+    return parser

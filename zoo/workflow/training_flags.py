@@ -1,0 +1,201 @@
+"""The recipes' training flags: optimizer, schedule, batches, precision, distribution,
+checkpoints and seeds.
+
+Their defaults are the training profiles of `zoo.training.profiles` (the recipes' defaults
+and, with `--optimizer paper`, the paper's own settings); `zoo.workflow.defaults` fills
+them in after parsing, and the help texts render them.
+"""
+
+import argparse
+
+from zoo.checks import non_negative_float, non_negative_int, positive_float, positive_int
+from zoo.training import LOSS_NORMALIZATIONS, PRECISIONS, STRATEGIES
+from zoo.training.optimizers import (
+    OPTIMIZER_SETTINGS,
+    default_loss_normalization,
+    format_number,
+    own_decay_after,
+)
+from zoo.training.profiles import OPTIMIZER_DESCRIPTIONS, training_profile
+from zoo.workflow.model_flags import rate
+
+OPTIMIZER_CHOICES = ("adam", "paper", "bahdanau", "luong")
+
+
+def add_training_flags(parser, family):
+    """The "training" group: optimizer, schedule and checkpoint flags."""
+    training = parser.add_argument_group("training")
+    add_optimizer_flags(training, family)
+    add_schedule_flags(training, family)
+    add_checkpoint_flags(training)
+    return training
+
+
+def by_optimizer(describe, skip=()):
+    """ "VALUE for NAME, ..." over the optimizer names, merging the names of equal values:
+    the optimizers' own defaults (`zoo.training.optimizers.OPTIMIZER_SETTINGS`) in a help
+    text."""
+    names = {}
+    for name in OPTIMIZER_SETTINGS:
+        if name in skip:
+            continue
+        names.setdefault(describe(name), []).append(f"'{name}'")
+    return ", ".join(f"{value} for {' and '.join(group)}" for value, group in names.items())
+
+
+def learning_rate(name):
+    return format_number(OPTIMIZER_SETTINGS[name]["learning_rate"])
+
+
+def own_rule(name):
+    plain, with_dropout = own_decay_after(name), own_decay_after(name, dropout=1e-9)
+    if plain is None:
+        return "none"
+    return f"{plain}" if with_dropout == plain else f"{plain} ({with_dropout} with dropout)"
+
+
+def optimizer_help(family):
+    ours, paper = training_profile(family), training_profile(family, paper=True)
+    return (
+        f"'adam' (default): {OPTIMIZER_DESCRIPTIONS['adam']}, batches of "
+        f"{ours['batch_size']}, {ours['epochs']} epochs, halving after epoch "
+        f"{ours['decay_after']}, at most {ours['max_minutes']:g} minutes. 'paper': the paper's "
+        f"{OPTIMIZER_DESCRIPTIONS[family]}, batches of {paper['batch_size']}, "
+        f"{paper['epochs']} epochs, no time limit, the loss summed per sentence (measured on "
+        "Multi30k: docs/papers.md). 'bahdanau' and 'luong' pick either paper's optimizer "
+        "(with the default batch size and epochs). Flags given explicitly override all of these"
+    )
+
+
+def add_optimizer_flags(training, family):
+    ours = training_profile(family)
+    training.add_argument(
+        "--optimizer", choices=OPTIMIZER_CHOICES, default="adam", help=optimizer_help(family)
+    )
+    training.add_argument(
+        "--learning-rate",
+        type=positive_float,
+        default=None,
+        help=f"initial learning rate (default: the optimizer's: {by_optimizer(learning_rate)})",
+    )
+    training.add_argument(
+        "--loss-normalization",
+        choices=LOSS_NORMALIZATIONS,
+        default=None,
+        help="divide each batch's summed cross-entropy by its target tokens (the mean per "
+        "token) or by its sentences (a sentence's summed loss: what the papers' SGD at "
+        "learning rate 1.0 and Adadelta minimised; its gradient is about the mean target "
+        f"length times larger). Default: the optimizer's: {by_optimizer(default_loss_normalization)}",
+    )
+    training.add_argument(
+        "--label-smoothing",
+        type=rate,
+        default=0.0,
+        metavar="EPS",
+        help="train on label-smoothed cross-entropy: EPS of each target's probability spread "
+        "over the vocabulary (default: 0, as in the papers; 0.1 is common). Perplexity and "
+        "model selection use the plain cross-entropy",
+    )
+    training.add_argument(
+        "--decay-after",
+        type=non_negative_int,
+        default=None,
+        metavar="EPOCHS",
+        help="halve the learning rate every epoch after this many epochs (Luong et al. "
+        f"section 4.1's rule, for any --optimizer; default: {ours['decay_after']} with "
+        f"'{ours['optimizer']}', else the optimizer's own rule: {by_optimizer(own_rule, skip=[ours['optimizer']])})",
+    )
+
+
+def add_schedule_flags(training, family):
+    """Epochs, limits, batches, precision and distribution."""
+    ours, paper = training_profile(family), training_profile(family, paper=True)
+    training.add_argument(
+        "--epochs",
+        type=positive_int,
+        default=None,
+        help=f"passes over the training data (default: {ours['epochs']}; {paper['epochs']} "
+        "with --optimizer paper)",
+    )
+    training.add_argument(
+        "--max-steps",
+        type=positive_int,
+        default=None,
+        help="stop after this many optimizer steps in total",
+    )
+    training.add_argument(
+        "--max-minutes",
+        type=non_negative_float,
+        default=None,
+        help="stop training after this many minutes of wall-clock time in this run (then "
+        "validate, checkpoint, evaluate and export as usual; a re-run continues). When the "
+        "learning rate is halved per epoch and the epochs will not all fit, the schedule "
+        "shrinks to the epochs that fit, estimated from the time of this run's second "
+        "epoch: the halving starts earlier, the full-rate epochs keeping their "
+        "share. The plan is kept in checkpoints/time_plan.json: a re-run keeps it, "
+        "--no-resume deletes it; none is made with --strategy multiworker. "
+        f"Default: {ours['max_minutes']:g}; no limit with --optimizer paper; 0 = no limit",
+    )
+    training.add_argument(
+        "--batch-size",
+        type=positive_int,
+        default=None,
+        help=f"sentence pairs per batch (default: {ours['batch_size']}; "
+        f"{paper['batch_size']} with --optimizer paper, as in the paper)",
+    )
+    training.add_argument(
+        "--precision",
+        choices=PRECISIONS,
+        default="float32",
+        help="float32 (default), mixed_float16 (GPUs; with loss scaling) or mixed_bfloat16",
+    )
+    training.add_argument(
+        "--strategy",
+        choices=STRATEGIES,
+        default="default",
+        help="default (one device), mirrored (all GPUs of this machine) or multiworker "
+        "(MultiWorkerMirroredStrategy; cluster from TF_CONFIG, run the command on each worker)",
+    )
+
+
+def add_checkpoint_flags(training):
+    """Checkpoints, averaging, resuming, seeds and compilation."""
+    training.add_argument(
+        "--checkpoint-every",
+        type=positive_int,
+        default=500,
+        help="write a checkpoint every N steps (and at each epoch end); a crash loses at most "
+        "N steps (default: %(default)s)",
+    )
+    training.add_argument(
+        "--keep-checkpoints",
+        type=positive_int,
+        default=3,
+        help="how many of the newest checkpoints to keep (default: %(default)s); `python -m "
+        "zoo average OUT --last N` averages the last N of them into one model",
+    )
+    training.add_argument(
+        "--average-last",
+        type=non_negative_int,
+        default=3,
+        metavar="N",
+        help="after training, average the weights of the last N checkpoints and deliver that "
+        "model instead of the best one by validation loss when it scores a higher validation "
+        "BLEU with the run's beam search (default: %(default)s, at most --keep-checkpoints; "
+        "0 or 1: off, the papers' way); translator.json names the file delivered",
+    )
+    training.add_argument(
+        "--resume",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="continue from the last checkpoint in --out (default); --no-resume starts over",
+    )
+    training.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    training.add_argument(
+        "--deterministic",
+        action="store_true",
+        help="use deterministic TensorFlow ops (reproducible, slower)",
+    )
+    training.add_argument(
+        "--jit-compile", action="store_true", help="compile the training step with XLA"
+    )
