@@ -4,6 +4,7 @@ import argparse
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -209,3 +210,48 @@ def test_sample_flag_errors_are_usage_errors(model_dir, flags, message, capsys):
         cli.main(["translate", str(model_dir[0]), "Ein Hund.", *flags])
     assert stopped.value.code == 2
     assert message in capsys.readouterr().err
+
+
+def _help_texts(parser):
+    """{command: its --help text} of `python -m zoo`."""
+    subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    names = ("translate", "evaluate", "aer", "average", "serve")
+    return {name: " ".join(subparsers.choices[name].format_help().split()) for name in names}
+
+
+def test_help_renders_the_library_defaults_and_no_results(monkeypatch):
+    from zoo.data.corpora import CORPORA
+    from zoo.search import defaults
+
+    # The search flags show the library's value: change it there and the help follows.
+    monkeypatch.setattr(defaults, "BEAM_SIZE", 7)
+    monkeypatch.setattr(defaults, "LENGTH_PENALTY", 0.6)
+    texts = _help_texts(cli.build_parser())
+    for name in ("translate", "evaluate", "serve"):
+        assert "MODEL_DIR/translator.json, else 7)" in texts[name]
+        assert "MODEL_DIR/translator.json, else 0.6;" in texts[name]
+    assert all(name in texts["evaluate"] for name in CORPORA)  # --data: the registry's names
+    for text in texts.values():  # measured figures live in the guides, not in --help
+        assert re.search(r"\d\.\d+ BLEU|BLEU \d", text) is None, text
+
+
+def test_evaluate_fills_the_corpus_defaults_from_translator_json_else_the_registry():
+    from zoo.cli.evaluate import fill_corpus_defaults
+    from zoo.data.corpora import DEFAULT_CORPUS, corpus_info
+
+    def filled(metadata, **given):
+        flags = dict(data=None, source_lang=None, target_lang=None, split=None)
+        args = argparse.Namespace(**{**flags, **given})
+        fill_corpus_defaults(args, metadata)
+        return args.data, args.source_lang, args.target_lang, args.split
+
+    default = corpus_info(DEFAULT_CORPUS)
+    assert filled({}) == (DEFAULT_CORPUS, *default.default_pair, default.test_split)
+    saved = {"data": "multi30k", "source_lang": "de", "target_lang": "fr"}
+    assert filled(saved) == ("multi30k", "de", "fr", "test2016")
+    assert filled(saved, target_lang="en", split="val") == ("multi30k", "de", "en", "val")
+    anki = corpus_info("anki-spa-eng")
+    assert filled({}, data="anki-spa-eng") == ("anki-spa-eng", *anki.default_pair, "test")
+    assert filled({}, data="anki-spa-eng", source_lang="es")[:3] == ("anki-spa-eng", "es", "en")
+    with pytest.raises(ValueError, match="--source-lang and --target-lang"):
+        filled({}, data="pairs.tsv")

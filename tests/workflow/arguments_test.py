@@ -1,6 +1,7 @@
 """zoo.workflow.arguments: the shared command line and the preset switches."""
 
 import argparse
+import re
 
 import pytest
 
@@ -146,3 +147,39 @@ def test_averaging_and_streaming_flags():
         parse(["--average-last", "4"])
     assert parse(["--average-last", "4", "--keep-checkpoints", "4"]).average_last == 4
     assert parse(["--streaming", "on", "--strategy", "multiworker"]).strategy == "multiworker"
+
+
+def test_defaults_and_help_are_the_librarys(monkeypatch):
+    from zoo.search import defaults as search
+    from zoo.training.profiles import PAPER_TRAINING, TRAINING_DEFAULTS
+
+    args = parse([])
+    assert (args.beam_size, args.length_penalty, args.coverage_penalty, args.eval_batch_size) == (
+        search.BEAM_SIZE,
+        search.LENGTH_PENALTY,
+        search.COVERAGE_PENALTY,
+        search.BATCH_SIZE,
+    )
+    # A profile changed in the library changes the recipes' defaults and their --help.
+    monkeypatch.setitem(TRAINING_DEFAULTS["luong"], "epochs", 7)
+    monkeypatch.setitem(PAPER_TRAINING["luong"], "batch_size", 96)
+    assert (parse([]).epochs, parse(["--optimizer", "paper"]).batch_size) == (7, 96)
+    text = " ".join(make_parser("luong_global_dot", "luong").format_help().split())
+    assert "passes over the training data (default: 7;" in text
+    assert "batches of 96" in text
+    # The architecture switches show the presets' values at each size.
+    sizes = {size: preset_arguments("luong_global_general", size) for size in ("tiny", "base")}
+    assert sizes["base"]["dropout"] != sizes["tiny"]["dropout"]  # else the check below is void
+    assert f"{sizes['base']['dropout']:g} at base" in text
+    assert re.search(r"\d\.\d+ BLEU|BLEU \d", text) is None  # measured figures: the guides
+
+
+def test_languages_and_test_split_come_from_the_corpus_registry():
+    from zoo.data.corpora import CORPORA
+
+    for name, info in CORPORA.items():
+        pair = info.default_pair
+        if isinstance(pair, dict):
+            pair = pair["luong"]
+        args = parse(["--data", name])
+        assert (args.source_lang, args.target_lang, args.test_split) == (*pair, info.test_split)
