@@ -172,6 +172,7 @@ def test_trains_in_each_precision_policy(tmp_path, precision):
             toy_dataset(0, n=24),
             toy_dataset(0, n=8),
             out_dir=tmp_path,
+            optimizer="adam",
             epochs=1,
             max_steps=3,
             verbose=0,
@@ -200,9 +201,10 @@ def test_mixed_float16_wraps_optimizer_in_loss_scaling(tmp_path):
 def test_resume_false_starts_over(tmp_path):
     keras.utils.set_random_seed(0)
     model = toy_model()
-    training.train(model, toy_dataset(0, n=16), out_dir=tmp_path, max_steps=2, verbose=0)
+    data = toy_dataset(0, n=16)
+    training.train(model, data, out_dir=tmp_path, optimizer="adam", max_steps=2, verbose=0)
     summary = training.train(
-        model, toy_dataset(0, n=16), out_dir=tmp_path, max_steps=1, resume=False, verbose=0
+        model, data, out_dir=tmp_path, optimizer="adam", max_steps=1, resume=False, verbose=0
     )
     assert summary["steps"] == 1 and summary["resumed_from_step"] is None
 
@@ -216,6 +218,7 @@ def test_label_smoothing_changes_the_gradient_not_the_reported_loss(tmp_path):
             toy_dataset(shuffle=False),
             toy_dataset(shuffle=False),
             out_dir=tmp_path / name,
+            optimizer="adam",
             max_steps=4,
             label_smoothing=eps,
             verbose=0,
@@ -265,7 +268,11 @@ def test_sentence_normalization_scales_the_sgd_step_by_tokens_per_sentence(tmp_p
         )
     with pytest.raises(ValueError, match="loss_normalization"):
         training.train(
-            toy_model(), toy_dataset(), out_dir=tmp_path / "bad", loss_normalization="words"
+            toy_model(),
+            toy_dataset(),
+            out_dir=tmp_path / "bad",
+            optimizer="adam",
+            loss_normalization="words",
         )
 
 
@@ -283,7 +290,13 @@ def test_bad_arguments_raise():
     with pytest.raises(ValueError, match="epochs"):
         training.train(model, toy_dataset(), out_dir="/tmp/unused", epochs=0)
     with pytest.raises(ValueError, match="tf.data.Dataset"):
-        training.train(model, lambda epoch: [1, 2], out_dir="/tmp/unused_zoo_test", verbose=0)
+        training.train(
+            model,
+            lambda epoch: [1, 2],
+            out_dir="/tmp/unused_zoo_test",
+            optimizer="adam",
+            verbose=0,
+        )
 
 
 def test_evaluate_matches_loss_over_whole_dataset():

@@ -1,6 +1,12 @@
 """zoo.training: loss, the papers' optimisers, precision, strategies and the training loop.
 
-Typical use (what a recipe does):
+Called without settings, `train` trains as the recipes do (the training profile of the
+model's family, `training_profile`: Adam halved after `decay_after` epochs, the profile's
+epochs and time limit):
+
+    summary = training.train(model, train_ds, val_ds, out_dir="run")
+
+What a recipe does, each setting explicit:
 
     from zoo import training
     training.set_precision(args.precision)            # before building the model
@@ -15,6 +21,8 @@ Typical use (what a recipe does):
 
 from zoo.training.averaging import average_checkpoints
 from zoo.training.checkpoint_manager import CheckpointManager, DamagedCheckpointError
+from zoo.training.evaluation import evaluate
+from zoo.training.interruption import TrainingInterrupted
 from zoo.training.losses import (
     LOSS_NORMALIZATIONS,
     keras_loss,
@@ -27,31 +35,48 @@ from zoo.training.losses import (
 )
 from zoo.training.luong_schedule import LuongSchedule
 from zoo.training.optimizers import (
+    OPTIMIZER_SETTINGS,
     OPTIMIZERS,
     default_loss_normalization,
+    describe_optimizer,
     luong_decay_after,
     make_optimizer,
 )
 from zoo.training.per_worker import PerWorkerDataset
 from zoo.training.precision import PRECISIONS, needs_loss_scaling, set_precision
+from zoo.training.profiles import (
+    FAMILIES,
+    OPTIMIZER_DESCRIPTIONS,
+    PAPER_TRAINING,
+    TRAINING_DEFAULTS,
+    model_family,
+    training_profile,
+)
 from zoo.training.strategy import STRATEGIES, is_chief, make_strategy
-from zoo.training.time_limit import TimeLimit, plan_halving, restore_time_plan
+from zoo.training.time_limit import TIME_PLAN_FILE, TimeLimit, plan_halving, restore_time_plan
 from zoo.training.train_step import halving_schedule
-from zoo.training.trainer import TrainingInterrupted, evaluate, train
+from zoo.training.trainer import train
 
 __all__ = [
     "CheckpointManager",
     "DamagedCheckpointError",
+    "FAMILIES",
     "LOSS_NORMALIZATIONS",
     "LuongSchedule",
     "OPTIMIZERS",
+    "OPTIMIZER_DESCRIPTIONS",
+    "OPTIMIZER_SETTINGS",
+    "PAPER_TRAINING",
     "PRECISIONS",
     "PerWorkerDataset",
     "STRATEGIES",
+    "TIME_PLAN_FILE",
+    "TRAINING_DEFAULTS",
     "TimeLimit",
     "TrainingInterrupted",
     "average_checkpoints",
     "default_loss_normalization",
+    "describe_optimizer",
     "evaluate",
     "halving_schedule",
     "is_chief",
@@ -64,10 +89,12 @@ __all__ = [
     "masked_cross_entropy",
     "masked_smoothed_loss_sum",
     "masked_token_stats",
+    "model_family",
     "needs_loss_scaling",
     "perplexity",
     "plan_halving",
     "restore_time_plan",
     "set_precision",
     "train",
+    "training_profile",
 ]

@@ -1,23 +1,22 @@
-"""The papers' optimisers, chosen by name.
+"""The papers' optimisers, chosen by name, from one table (`OPTIMIZER_SETTINGS`).
 
-| name       | optimizer                                          | clipping (global norm) |
-|------------|----------------------------------------------------|------------------------|
-| `bahdanau` | Adadelta(learning_rate=1.0, rho=0.95, epsilon=1e-6)| 1.0                    |
-| `luong`    | SGD(LuongSchedule: 1.0, halved each epoch after    | 5.0                    |
-|            | epoch 5, after epoch 8 when dropout > 0)           |                        |
-| `adam`     | Adam(learning_rate=1e-3), for quick runs           | 1.0                    |
+- "bahdanau": Bahdanau et al. 2014, appendix A.2.2: Adadelta (rho 0.95, eps 1e-6), the
+  gradient norm renormalised to at most 1, on a sentence's summed cost.
+- "luong": Luong et al. 2015, section 4.1: SGD at learning rate 1, halved every epoch after
+  epoch 5 (after 8 for the models with dropout), the gradient norm rescaled to 5, on a
+  sentence's summed loss (as tensorflow/nmt reproduced it).
+- "adam": Adam at 1e-3, for quick runs (not the papers' choice), on the mean per token.
 
+`make_optimizer` builds them, `default_loss_normalization` and `luong_decay_after` read the
+table, and `describe_optimizer` renders the one-line descriptions of help texts and run
+logs (`zoo.training.profiles.OPTIMIZER_DESCRIPTIONS`), so the numbers live here alone.
 `decay_after_epochs=N` gives any of them Luong's halving rule: the learning rate is halved
-every epoch after the first N (for `luong` it replaces the paper's 5 / 8).
-
-Bahdanau et al. 2014, appendix A.2.2 (Adadelta, eps 1e-6, rho 0.95; gradient norm
-renormalised to at most 1). Luong et al. 2015, section 4.1 (SGD, lr 1.0, 10 epochs, halving
-after 5; 12 epochs and halving after 8 with dropout 0.2; gradient norm rescaled to 5).
-Uniform initialisation in [-0.1, 0.1] belongs to the model presets, not here.
+every epoch after the first N (for "luong" it replaces the paper's 5 / 8). Uniform
+initialisation in [-0.1, 0.1] belongs to the model presets, not here.
 
 All three are the optimizers Keras ships (`keras.optimizers.Adadelta`, `SGD`, `Adam`). A
 hand-fused Adam/Adadelta update was tried and removed: in one process, alternating, Keras's
-own Adam made the whole training step faster, not slower (bench/RESULTS.md, session 8).
+own Adam made the whole training step faster, not slower (bench/RESULTS.md, Training speed).
 
 Create the optimizer inside `strategy.scope()` when training with a distribution strategy.
 """
@@ -26,25 +25,103 @@ import keras
 
 from zoo.training.luong_schedule import LuongSchedule
 
-OPTIMIZERS = ("bahdanau", "luong", "adam")
+OPTIMIZER_SETTINGS = {
+    "bahdanau": {
+        "keras_class": "Adadelta",
+        "learning_rate": 1.0,
+        "arguments": {"rho": 0.95, "epsilon": 1e-6},
+        "clipnorm": 1.0,
+        "decay_after": None,
+        "decay_after_with_dropout": None,
+        "loss_normalization": "sentences",
+        "source": "Bahdanau et al. 2014, appendix A.2.2",
+    },
+    "luong": {
+        "keras_class": "SGD",
+        "learning_rate": 1.0,
+        "arguments": {},
+        "clipnorm": 5.0,
+        "decay_after": 5,
+        "decay_after_with_dropout": 8,
+        "loss_normalization": "sentences",
+        "source": "Luong et al. 2015, section 4.1",
+    },
+    "adam": {
+        "keras_class": "Adam",
+        "learning_rate": 1e-3,
+        "arguments": {},
+        "clipnorm": 1.0,
+        "decay_after": None,
+        "decay_after_with_dropout": None,
+        "loss_normalization": "tokens",
+        "source": None,
+    },
+}
+"""Each optimizer name's settings: the Keras optimizer (`keras_class`), its initial
+`learning_rate` and other `arguments`, the global gradient-norm threshold (`clipnorm`), its
+own halving rule (`decay_after` full-rate epochs, `decay_after_with_dropout` for a model
+with dropout; None: a constant rate), the loss normalisation it is meant for
+(`losses.loss_denominator`: the papers' SGD and Adadelta on a sentence's summed loss) and
+the paper it comes from (`source`; None: not the papers' choice)."""
+
+OPTIMIZERS = tuple(OPTIMIZER_SETTINGS)
+
+# How `describe_optimizer` names the Keras arguments of the table.
+_ARGUMENT_NAMES = {"rho": "rho", "epsilon": "eps"}
 
 
-# Each optimizer's loss normalisation (`losses.loss_denominator`): the papers' SGD and
-# Adadelta on a sentence's summed loss (Luong et al. 2015 §4.1 as tensorflow/nmt reproduced
-# it; Bahdanau et al.'s GroundHog cost), Adam on the mean per token.
-_LOSS_NORMALIZATION = {"adam": "tokens", "bahdanau": "sentences", "luong": "sentences"}
+def _settings(name):
+    if name not in OPTIMIZER_SETTINGS:
+        raise ValueError(f"Unknown optimizer {name!r}; expected one of {OPTIMIZERS}.")
+    return OPTIMIZER_SETTINGS[name]
 
 
 def default_loss_normalization(name):
     """ "tokens" or "sentences": the loss normalisation optimizer `name` is meant for."""
-    if name not in OPTIMIZERS:
-        raise ValueError(f"Unknown optimizer {name!r}; expected one of {OPTIMIZERS}.")
-    return _LOSS_NORMALIZATION[name]
+    return _settings(name)["loss_normalization"]
+
+
+def own_decay_after(name, dropout=0.0):
+    """The full-rate epochs of optimizer `name`'s own halving rule for a model with
+    `dropout`, or None when its rate stays constant."""
+    settings = _settings(name)
+    if dropout and dropout > 0 and settings["decay_after_with_dropout"] is not None:
+        return settings["decay_after_with_dropout"]
+    return settings["decay_after"]
 
 
 def luong_decay_after(dropout):
     """Epochs before Luong's SGD starts halving: 5, or 8 when the model has dropout (§4.1)."""
-    return 8 if dropout and dropout > 0 else 5
+    return own_decay_after("luong", dropout)
+
+
+def format_number(value):
+    """A setting as the descriptions write it: 1, 0.95, 1e-3, 2.5e-4."""
+    value = float(value)
+    if value and abs(value) < 0.01:
+        mantissa, exponent = f"{value:e}".split("e")
+        return f"{float(mantissa):g}e{int(exponent)}"
+    return f"{value:g}"
+
+
+def describe_optimizer(name):
+    """One line on optimizer `name`, rendered from `OPTIMIZER_SETTINGS`, e.g. "Adam (learning
+    rate 1e-3), gradient norm clipped at 1 (not the papers' choice)"."""
+    settings = _settings(name)
+    numbers = [f"learning rate {format_number(settings['learning_rate'])}"]
+    numbers += [
+        f"{_ARGUMENT_NAMES.get(key, key)} {format_number(value)}"
+        for key, value in settings["arguments"].items()
+    ]
+    parts = [f"{settings['keras_class']} ({', '.join(numbers)})"]
+    if settings["decay_after"] is not None:
+        rule = f"halved every epoch after epoch {settings['decay_after']}"
+        if settings["decay_after_with_dropout"] is not None:
+            rule += f" (after {settings['decay_after_with_dropout']} with dropout)"
+        parts.append(rule)
+    parts.append(f"gradient norm clipped at {format_number(settings['clipnorm'])}")
+    source = settings["source"] or "not the papers' choice"
+    return f"{', '.join(parts)} ({source})"
 
 
 def make_optimizer(
@@ -56,12 +133,12 @@ def make_optimizer(
     clipnorm=None,
     decay_after_epochs=None,
 ):
-    """Returns the Keras optimizer called `name` (see the module table).
+    """Returns the Keras optimizer called `name`, as `OPTIMIZER_SETTINGS` describes it.
 
     Args:
         name: "bahdanau", "luong" or "adam".
-        steps_per_epoch: optimizer steps per epoch; required for "luong" (its schedule is
-            counted in steps).
+        steps_per_epoch: optimizer steps per epoch; required for "luong" and with
+            `decay_after_epochs` (the halving is counted in steps).
         dropout: the model's dropout rate; "luong" starts halving after epoch 8 instead of 5
             when it is > 0.
         learning_rate: overrides the initial learning rate (a float).
@@ -71,12 +148,10 @@ def make_optimizer(
             the optimizer's own rule: constant for "bahdanau" and "adam", 5 (8 with dropout)
             for "luong".
     """
-    if name not in OPTIMIZERS:
-        raise ValueError(f"Unknown optimizer {name!r}; expected one of {OPTIMIZERS}.")
-    if name == "luong" and decay_after_epochs is None:
-        decay_after_epochs = luong_decay_after(dropout)
-    initial = {"bahdanau": 1.0, "luong": 1.0, "adam": 1e-3}[name]
-    initial = initial if learning_rate is None else learning_rate
+    settings = _settings(name)
+    if decay_after_epochs is None:
+        decay_after_epochs = own_decay_after(name, dropout)
+    initial = settings["learning_rate"] if learning_rate is None else learning_rate
     if decay_after_epochs is not None:
         if steps_per_epoch is None:
             raise ValueError(
@@ -89,18 +164,9 @@ def make_optimizer(
             initial_learning_rate=initial,
             decay_after_epochs=decay_after_epochs,
         )
-    if name == "bahdanau":
-        return keras.optimizers.Adadelta(
-            learning_rate=initial,
-            rho=0.95,
-            epsilon=1e-6,
-            global_clipnorm=1.0 if clipnorm is None else clipnorm,
-        )
-    if name == "luong":
-        return keras.optimizers.SGD(
-            learning_rate=initial, global_clipnorm=5.0 if clipnorm is None else clipnorm
-        )
-    return keras.optimizers.Adam(
+    optimizer_class = getattr(keras.optimizers, settings["keras_class"])
+    return optimizer_class(
         learning_rate=initial,
-        global_clipnorm=1.0 if clipnorm is None else clipnorm,
+        global_clipnorm=settings["clipnorm"] if clipnorm is None else clipnorm,
+        **settings["arguments"],
     )

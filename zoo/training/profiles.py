@@ -1,18 +1,24 @@
 """The training profiles: the recipes' defaults and the papers' own settings, by family.
 
 A profile is what `python recipes/<row>.py` trains with unless a flag says otherwise, and
-what `zoo.training.train` and `make_optimizer` fall back to when called from Python. The
-command line (`zoo.workflow.arguments`) renders these values in `--help`; it holds none of
-its own.
+what `zoo.training.train` falls back to when called from Python without an optimizer (the
+profile of the model's family, `model_family`). The command line (`zoo.workflow.arguments`)
+renders these values in `--help`; it holds none of its own.
 
 - `TRAINING_DEFAULTS`: the best settings found for Multi30k on a 2-core CPU within an hour
-  (docs/benchmarks.md): Adam, batches of 64, the learning rate halved every epoch after
-  `decay_after` epochs, and a 60-minute limit.
+  (measured results: docs/training.md): Adam, batches of 64, the learning rate halved every
+  epoch after `decay_after` epochs, and a 60-minute limit.
 - `PAPER_TRAINING` (`--optimizer paper`): Bahdanau et al. 2014 appendix A.2.2 (Adadelta,
   batches of 80) and Luong et al. 2015 section 4.1 (SGD at 1.0, batches of 128, 12 epochs
   with dropout, halving after epoch 8 by the optimizer's own rule), both on the summed
   cross-entropy of a sentence (loss normalisation "sentences").
+
+A profile's optimizer settings (learning rate, clipping, halving rule, loss normalisation)
+are those of its optimizer's name in `zoo.training.optimizers.OPTIMIZER_SETTINGS`.
 """
+
+from zoo.models import BahdanauDecoder, LuongDecoder, RNNEncDecDecoder
+from zoo.training.optimizers import OPTIMIZERS, describe_optimizer
 
 FAMILIES = ("bahdanau", "luong")
 
@@ -28,14 +34,11 @@ PAPER_TRAINING = {
     "luong": dict(optimizer="luong", batch_size=128, epochs=12, decay_after=None, max_minutes=None),
 }
 
-OPTIMIZER_DESCRIPTIONS = {
-    "bahdanau": "Adadelta (rho 0.95, eps 1e-6), gradient norm clipped at 1 "
-    "(Bahdanau et al. 2014, appendix A.2.2)",
-    "luong": "SGD at learning rate 1.0, halved every epoch after epoch 5 (after 8 with "
-    "dropout), gradient norm clipped at 5 (Luong et al. 2015, section 4.1)",
-    "adam": "Adam (learning rate 1e-3), gradient norm clipped at 1 (not the papers' choice)",
-}
+OPTIMIZER_DESCRIPTIONS = {name: describe_optimizer(name) for name in OPTIMIZERS}
 """One line per optimizer name of `make_optimizer`, for help texts and run logs."""
+
+# The decoder classes of each family (a model's "decoder" layer tells its family).
+_FAMILY_DECODERS = {"bahdanau": (BahdanauDecoder, RNNEncDecDecoder), "luong": (LuongDecoder,)}
 
 
 def training_profile(family, paper=False):
@@ -44,3 +47,16 @@ def training_profile(family, paper=False):
     if family not in FAMILIES:
         raise ValueError(f"Unknown family {family!r}; expected one of {FAMILIES}.")
     return dict((PAPER_TRAINING if paper else TRAINING_DEFAULTS)[family])
+
+
+def model_family(model):
+    """ "bahdanau" or "luong": the family of a zoo translation model, told by the class of
+    its layer named "decoder"; None for a model without one of zoo's decoders."""
+    try:
+        decoder = model.get_layer("decoder")
+    except ValueError:
+        return None
+    for family, decoders in _FAMILY_DECODERS.items():
+        if isinstance(decoder, decoders):
+            return family
+    return None

@@ -11,6 +11,9 @@ from zoo.checks import check_int
 from zoo.json_files import write_json
 from zoo.training.luong_schedule import LuongSchedule
 
+TIME_PLAN_FILE = "time_plan.json"
+"""The file, in a run's `checkpoints/` folder, where `train` keeps `TimeLimit`'s plan."""
+
 
 class TimeLimit(keras.callbacks.Callback):
     """Stops training once `minutes` of wall-clock time have passed since training began.

@@ -65,7 +65,11 @@ def inner_optimizer(optimizer):
 def halving_schedule(optimizer):
     """The `LuongSchedule` that sets `optimizer`'s learning rate (a `LossScaleOptimizer`'s
     inner one's), or None when its rate is not halved per epoch."""
-    # Keras keeps the schedule object there (`learning_rate` returns its current value).
+    # Keras 3 (3.15: keras/src/optimizers/base_optimizer.py) has no public accessor for the
+    # schedule: the `learning_rate` property returns its value at the current iteration, and
+    # `get_config()["learning_rate"]` a serialised copy whose variable the optimizer never
+    # reads (moving its halving would change nothing). The schedule object itself is kept in
+    # `_learning_rate`; tests/training/luong_schedule_test.py fails if that changes.
     schedule = getattr(inner_optimizer(optimizer), "_learning_rate", None)
     return schedule if isinstance(schedule, LuongSchedule) else None
 
