@@ -3,7 +3,7 @@ the length filter and the batching."""
 
 from zoo.checks import positive_int
 from zoo.data import BATCHINGS, DEFAULT_SHUFFLE_BUFFER
-from zoo.data.corpora import DEFAULT_CORPUS, corpora_help
+from zoo.data.corpora import CORPORA, DEFAULT_CORPUS, corpora_help
 from zoo.models.presets import DEFAULT_VOCAB_SIZES
 from zoo.text import KINDS
 from zoo.workflow.defaults import test_split_help
@@ -12,6 +12,20 @@ DEFAULT_VOCAB_SIZE = 8000
 DEFAULT_TOKENIZER_SAMPLE = 1_000_000
 DEFAULT_MAX_LENGTH = 50  # Luong et al.'s filter
 STREAM_ABOVE_MB = 100  # --streaming auto streams {split} file sets larger than this
+
+
+def streaming_help():
+    """--streaming's help: which corpora 'auto' streams, from the corpus registry."""
+    tfds = [name for name, info in CORPORA.items() if info.tfds_datasets is not None]
+    in_memory = [name for name in CORPORA if name not in tfds]
+    return (
+        "read the training split from disk each epoch in bounded memory ('on'), or hold it in "
+        "memory, tokenized once and shuffled whole ('off'). 'auto' (default) streams the TFDS "
+        f"corpora ({', '.join([*tfds, 'tfds:NAME'])}) and {{split}} file sets that are "
+        f"gzip-compressed or larger than {STREAM_ABOVE_MB} MB; {', '.join(in_memory)} stay in "
+        "memory. A streamed corpus needs {split} in its name (one file or pair of files per "
+        "split)"
+    )
 
 
 def add_data_flags(parser):
@@ -31,11 +45,7 @@ def add_corpus_flags(data):
         "--streaming",
         choices=("auto", "on", "off"),
         default="auto",
-        help="read the training split from disk each epoch in bounded memory ('on'), or hold "
-        "it in memory, tokenized once and shuffled whole ('off'). 'auto' (default) streams "
-        "TFDS corpora and wmt14, and {split} file sets that are gzip-compressed or larger "
-        f"than {STREAM_ABOVE_MB} MB; Multi30k and the Anki corpora stay in memory. A streamed "
-        "corpus needs {split} in its name (one file or pair of files per split)",
+        help=streaming_help(),
     )
     data.add_argument(
         "--shuffle-buffer",
