@@ -3,15 +3,14 @@
 import keras
 from keras import ops
 
-from zoo.checks import check_int, check_rate
+from zoo.checks import check_int
 from zoo.layers import BahdanauAttention
-from zoo.models.decoder_base import DecoderBase
-from zoo.models.maxout import Maxout
-from zoo.models.recurrence import gru_params, gru_update, project
+from zoo.models.gru_maxout_decoder import GRUMaxoutDecoder
+from zoo.models.recurrence import gru_update, project
 
 
 @keras.saving.register_keras_serializable(package="zoo")
-class BahdanauDecoder(DecoderBase):
+class BahdanauDecoder(GRUMaxoutDecoder):
     """GRU decoder with additive attention and a maxout deep output (RNNsearch).
 
     Bahdanau et al. 2014, §3.1 eq. (4)-(6) and appendix A.2.2. At step i, with the previous
@@ -38,12 +37,15 @@ class BahdanauDecoder(DecoderBase):
     Call: `logits = decoder(target_ids, memory, source_mask, encoder_states, training=None)`
         target_ids (B, Tt) int (START_ID first), memory (B, Ts, 2n_enc), source_mask (B, Ts),
         encoder_states [bwd_h_1 (B, n_enc)] -> logits (B, Tt, vocab_size).
-    Step: see `DecoderBase`. cache: memory, mask, keys (U_a h_j), s_0; state: (s_{i-1},).
+    Step: see `DecoderBase` and `GRUMaxoutDecoder`. cache: memory, mask, keys (U_a h_j), s_0;
+    state: (s_{i-1},).
 
     Example:
         decoder = BahdanauDecoder(30000, 620, 1000, 500, name="decoder")
         logits = decoder(target_ids, *encoder(source_ids))  # (B, Tt, 30000)
     """
+
+    ENCODER_STATES = "[bwd_h_1]"
 
     def __init__(
         self,
@@ -56,53 +58,22 @@ class BahdanauDecoder(DecoderBase):
         dropout=0.0,
         **kwargs,
     ):
-        super().__init__(**kwargs)
-        name = type(self).__name__
-        self.vocab_size = check_int(name, "vocab_size", vocab_size)
-        self.embedding_dim = check_int(name, "embedding_dim", embedding_dim)
-        self.units = check_int(name, "units", units)
-        self.maxout_units = check_int(name, "maxout_units", maxout_units)
         if attention_units is not None:
-            check_int(name, "attention_units", attention_units)
+            check_int(type(self).__name__, "attention_units", attention_units)
+        super().__init__(
+            vocab_size, embedding_dim, units, maxout_units, reset_after, dropout, **kwargs
+        )
         self.attention_units = attention_units
-        self.reset_after = bool(reset_after)
-        self.dropout = check_rate(name, "dropout", dropout)
         policy = self.dtype_policy
-        self.embedding = keras.layers.Embedding(vocab_size, embedding_dim, dtype=policy, name="E")
         self.attention = BahdanauAttention(attention_units or units, dtype=policy, name="attention")
-        self.cell = keras.layers.GRUCell(
-            units, reset_after=self.reset_after, dtype=policy, name="gru_cell"
-        )
+        self.cell = self._gru_cell()
         self.W_s = keras.layers.Dense(units, activation="tanh", dtype=policy, name="W_s")
-        self.U_o = keras.layers.Dense(2 * maxout_units, dtype=policy, name="U_o")
-        self.V_o = keras.layers.Dense(2 * maxout_units, use_bias=False, dtype=policy, name="V_o")
-        self.C_o = keras.layers.Dense(2 * maxout_units, use_bias=False, dtype=policy, name="C_o")
-        self.maxout = Maxout(2, dtype=policy, name="maxout")
-        self.W_o = keras.layers.Dense(vocab_size, dtype=policy, name="W_o")
-        # Dropout on E y and on t_i, both outside the recurrence (no per-step masks).
-        self.embedding_dropout = keras.layers.Dropout(
-            self.dropout, dtype=policy, name="embedding_dropout"
-        )
-        self.readout_dropout = keras.layers.Dropout(
-            self.dropout, dtype=policy, name="readout_dropout"
-        )
+        self._add_deep_output()
 
-    def build(self, target_ids_shape, memory_shape, source_mask_shape, encoder_states_shape):
-        self._check_call_inputs(target_ids_shape, memory_shape, source_mask_shape)
-        if len(encoder_states_shape) != 1:
-            raise ValueError(
-                f"BahdanauDecoder expects encoder_states [bwd_h_1], got {len(encoder_states_shape)} "
-                "tensors."
-            )
-        memory_dim = memory_shape[-1]
-        self.embedding.build(target_ids_shape)
+    def _build_context_layers(self, memory_shape, encoder_states_shape):
         self.attention.build((None, self.units), memory_shape)
-        self.cell.build((None, self.embedding_dim + memory_dim))
         self.W_s.build((None, encoder_states_shape[0][-1]))
-        self.U_o.build((None, self.units))
-        self.V_o.build((None, self.embedding_dim))
-        self.C_o.build((None, memory_dim))
-        self.W_o.build((None, self.maxout_units))
+        return memory_shape[-1]  # c_i has the memory's features
 
     def prepare(self, memory, source_mask, encoder_states):
         """cache: memory (B, Ts, Dm), mask (B, Ts), keys U_a h (B, Ts, n'), s_0 (B, n)."""
@@ -113,19 +84,10 @@ class BahdanauDecoder(DecoderBase):
             "s_0": self.W_s(encoder_states[0]),  # s_0 = tanh(W_s bwd_h_1)
         }
 
-    def initial_state(self, cache):
-        return (ops.cast(cache["s_0"], self.compute_dtype),)
-
-    def loop_params(self):
-        """The GRU's weights split for [E y; c]: kernels [K_E, K_c] (K = [K_E; K_c])."""
-        memory_dim = self.cell.kernel.shape[0] - self.embedding_dim
-        sizes = [self.embedding_dim, memory_dim]
-        return {"gru": gru_params(self.cell, sizes, self.compute_dtype)}
-
     def _step_inputs(self, ids, params, training=None):
         """E y (B, [Tt,] m) and its GRU input projection E y @ K_E + b (B, [Tt,] 3n)."""
         gru = params["gru"]
-        embedded = self.embedding_dropout(self.embedding(ids), training=training)  # E y_{i-1}
+        embedded = self._embedded(ids, training)  # E y_{i-1}
         return embedded, project(embedded, gru["kernels"][0], gru["input_bias"])
 
     def _advance(self, inputs, state, cache, params, training=None):
@@ -144,18 +106,7 @@ class BahdanauDecoder(DecoderBase):
     def _readout(self, inputs, features, cache, training=None):
         embedded, _ = inputs
         s_prev, context = features
-        readout = self.U_o(s_prev) + self.V_o(embedded) + self.C_o(context)  # t~_i (.., 2l)
-        t = self.readout_dropout(self.maxout(readout), training=training)  # t_i (..., l)
-        return self.W_o(t)  # W_o t_i: (..., V)
+        return self._deep_output(s_prev, embedded, self.C_o(context), training)
 
     def get_config(self):
-        return {
-            **super().get_config(),
-            "vocab_size": self.vocab_size,
-            "embedding_dim": self.embedding_dim,
-            "units": self.units,
-            "maxout_units": self.maxout_units,
-            "attention_units": self.attention_units,
-            "reset_after": self.reset_after,
-            "dropout": self.dropout,
-        }
+        return {**super().get_config(), "attention_units": self.attention_units}

@@ -7,6 +7,7 @@ from zoo.checks import check_int, check_rate
 from zoo.layers import AttentionBase, LocalAttention
 from zoo.layers.initializers import uniform_or_default
 from zoo.models.decoder_base import DecoderBase
+from zoo.models.lstm_stack import check_num_layers, stack_dropouts, stack_lstm, uniform_embedding
 from zoo.models.recurrence import (
     fused_rnn_available,
     lstm_params,
@@ -86,11 +87,7 @@ class LuongDecoder(DecoderBase):
         self.vocab_size = check_int(name, "vocab_size", vocab_size)
         self.embedding_dim = check_int(name, "embedding_dim", embedding_dim)
         self.units = check_int(name, "units", units)
-        self.num_layers = check_int(name, "num_layers", num_layers)
-        if num_layers > 4:
-            raise ValueError(
-                f"{name}: num_layers must be 1 to 4 (the paper's range), got {num_layers}."
-            )
+        self.num_layers = check_num_layers(name, num_layers)
         self.dropout = check_rate(name, "dropout", dropout)
         if isinstance(attention, dict):
             attention = keras.saving.deserialize_keras_object(attention)
@@ -108,31 +105,20 @@ class LuongDecoder(DecoderBase):
             )
         self.init_scale = float(init_scale)
         policy = self.dtype_policy
+        # One kernel initializer for the LSTMs, W_c and W_s (one seed under keras's seeding).
         kernel_init = uniform_or_default(self.init_scale, "glorot_uniform")
-        self.embedding = keras.layers.Embedding(
-            vocab_size,
-            embedding_dim,
-            embeddings_initializer=uniform_or_default(self.init_scale, "uniform"),
-            dtype=policy,
-            name="E",
-        )
+        self.embedding = uniform_embedding(vocab_size, embedding_dim, self.init_scale, policy)
         self.lstms = [
-            keras.layers.LSTM(
+            stack_lstm(
                 units,
-                return_sequences=True,
-                return_state=True,
-                kernel_initializer=kernel_init,
-                recurrent_initializer=uniform_or_default(self.init_scale, "orthogonal"),
-                dtype=policy,
-                name=f"lstm_{i + 1}",
+                f"lstm_{i + 1}",
+                kernel_init,
+                uniform_or_default(self.init_scale, "orthogonal"),
+                policy,
             )
             for i in range(num_layers)
         ]
-        # dropouts[0] on E y (layer 1's input), dropouts[i] on layer i+1's input.
-        self.dropouts = [
-            keras.layers.Dropout(self.dropout, dtype=policy, name=f"dropout_{i}")
-            for i in range(num_layers)
-        ]
+        self.dropouts = stack_dropouts(self.dropout, num_layers, policy)  # on E y, layers 2..L
         self.output_dropout = keras.layers.Dropout(
             self.dropout, dtype=policy, name="output_dropout"
         )

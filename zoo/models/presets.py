@@ -5,19 +5,17 @@ Sizes:
   feeding, so that the tests run both).
 - `base`: trains on one machine (Bahdanau: embeddings 256, bidirectional GRU 256 per
   direction, GRU decoder 512, maxout 256 (pairs of a 512 readout), dropout 0.3 on the
-  embeddings and the maxout output (the paper mentions none; 0.3 beat 0.2 on Multi30k in
-  bench/RESULTS.md); Luong: embeddings 256, 2 LSTM layers of 512, D = 10, uniform init in
-  [-0.1, 0.1] as in the paper (with the Keras defaults, Glorot and orthogonal, the LSTMs sat
-  ~150 steps longer on a unigram-level plateau), and three departures from the paper that
-  train a better model on Multi30k in an hour (bench/RESULTS.md, session 11): a
-  bidirectional first encoder layer (256 per direction), no input feeding (the decoder
-  runs in one pass, about 20% faster a step) and dropout 0.3 (the paper: 0.2).
+  embeddings and the maxout output (the paper mentions none; small corpora such as Multi30k
+  need it); Luong: embeddings 256, 2 LSTM layers of 512, D = 10, uniform init in [-0.1, 0.1]
+  as in the paper, and three departures from the paper: a bidirectional first encoder layer
+  (256 per direction), no input feeding (the decoder then runs in one pass) and dropout 0.3
+  (the paper: 0.2). docs/training.md says why, docs/papers.md compares them with the
+  paper's choices.
 - `paper`: the papers' sizes. Bahdanau et al. 2014 appendix A.2/B: 620-dim embeddings, 1000
   hidden units (per direction in the encoder), alignment model n' = 1000, maxout 500,
   30k vocabularies. Luong et al. 2015 §4.1: 4 LSTM layers of 1000 cells, 1000-dim
   embeddings, dropout 0.2, uniform init in [-0.1, 0.1], D = 10, reversed source, a
-  unidirectional encoder, 50k
-  vocabularies (pass the vocabulary sizes to `build`).
+  unidirectional encoder, 50k vocabularies (pass the vocabulary sizes to `build`).
 
 `location` attention scores a fixed number of source positions: max_length = 32 (tiny),
 100 (base and paper; Luong et al. trained on sentences of at most 50 words, 100 leaves room
@@ -34,82 +32,75 @@ SIZES = ("tiny", "base", "paper")
 DEFAULT_VOCAB_SIZES = {"bahdanau": 30000, "luong": 50000}  # the papers' vocabularies
 
 
-def _bahdanau_rnnsearch(size):
-    if size == "tiny":
-        return dict(
-            embedding_dim=16,
-            encoder_units=32,
-            units=32,
-            maxout_units=16,
-            attention_units=32,
-            dropout=0.0,
-        )
-    if size == "base":
-        return dict(
-            embedding_dim=256,
-            encoder_units=256,
-            units=512,
-            maxout_units=256,
-            attention_units=512,
-            dropout=0.3,
-        )
-    return dict(
-        embedding_dim=620,
-        encoder_units=1000,
-        units=1000,
-        maxout_units=500,
-        attention_units=1000,
-        dropout=0.0,
-    )
+# The papers' sizes, and the other sizes as departures from them (docstring above).
+_RNNSEARCH_PAPER = dict(
+    embedding_dim=620,
+    encoder_units=1000,
+    units=1000,
+    maxout_units=500,
+    attention_units=1000,
+    dropout=0.0,
+)
+_RNNSEARCH_SIZES = {
+    "tiny": dict(embedding_dim=16, encoder_units=32, units=32, maxout_units=16, attention_units=32),
+    "base": dict(
+        embedding_dim=256,
+        encoder_units=256,
+        units=512,
+        maxout_units=256,
+        attention_units=512,
+        dropout=0.3,
+    ),
+    "paper": {},
+}
+_RNNENCDEC_PAPER = dict(
+    embedding_dim=620, encoder_units=1000, units=1000, maxout_units=500, dropout=0.0
+)
+_RNNENCDEC_SIZES = {
+    "tiny": dict(embedding_dim=16, encoder_units=32, units=32, maxout_units=16),
+    "base": dict(embedding_dim=256, encoder_units=512, units=512, maxout_units=256, dropout=0.3),
+    "paper": {},
+}
+_LUONG_PAPER = dict(
+    embedding_dim=1000,
+    units=1000,
+    num_layers=4,
+    dropout=0.2,
+    reverse_source=True,
+    bidirectional=False,
+    input_feeding=True,
+    init_scale=0.1,
+    window=10,
+    max_length=100,
+)
+_LUONG_SIZES = {
+    "tiny": dict(
+        embedding_dim=16, units=32, num_layers=2, bidirectional=True, init_scale=0.0, max_length=32
+    ),
+    "base": dict(
+        embedding_dim=256,
+        units=512,
+        num_layers=2,
+        dropout=0.3,
+        bidirectional=True,
+        input_feeding=False,
+    ),
+    "paper": {},
+}
 
 
-def _bahdanau_rnnencdec(size):
-    if size == "tiny":
-        return dict(embedding_dim=16, encoder_units=32, units=32, maxout_units=16, dropout=0.0)
-    if size == "base":
-        return dict(embedding_dim=256, encoder_units=512, units=512, maxout_units=256, dropout=0.3)
-    return dict(embedding_dim=620, encoder_units=1000, units=1000, maxout_units=500, dropout=0.0)
+def _sized(paper, departures):
+    """sizes(size) -> a new dict: the paper's values with the size's departures."""
+
+    def sizes(size):
+        return {**paper, **departures[size]}
+
+    return sizes
 
 
-def _luong_sizes(size):
-    if size == "tiny":
-        return dict(
-            embedding_dim=16,
-            units=32,
-            num_layers=2,
-            dropout=0.2,
-            reverse_source=True,
-            bidirectional=True,
-            input_feeding=True,
-            init_scale=0.0,
-            window=10,
-            max_length=32,
-        )
-    if size == "base":
-        return dict(
-            embedding_dim=256,
-            units=512,
-            num_layers=2,
-            dropout=0.3,
-            reverse_source=True,
-            bidirectional=True,
-            input_feeding=False,
-            init_scale=0.1,
-            window=10,
-            max_length=100,
-        )
-    return dict(
-        embedding_dim=1000,
-        units=1000,
-        num_layers=4,
-        dropout=0.2,
-        reverse_source=True,
-        bidirectional=False,
-        input_feeding=True,
-        init_scale=0.1,
-        window=10,
-        max_length=100,
-    )
+_bahdanau_rnnsearch = _sized(_RNNSEARCH_PAPER, _RNNSEARCH_SIZES)
+_bahdanau_rnnencdec = _sized(_RNNENCDEC_PAPER, _RNNENCDEC_SIZES)
+_luong_sizes = _sized(_LUONG_PAPER, _LUONG_SIZES)
 
 
 def _luong(attention, score, input_feeding):

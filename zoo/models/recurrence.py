@@ -23,7 +23,7 @@ implementations (`keras/src/backend/tensorflow/rnn.py`): the model code stays in
 - Inside a loop, a kernel is multiplied by `matmul_pretransposed(x, kernel, kernel_t)`: the
   same product, whose backward takes `dy @ kernel^T` from the kernel's transpose, made once
   per loop (`gru_params` / `lstm_params`), instead of a product with a transposed operand at
-  every step (1.3-1.6x slower with oneDNN on a CPU at these sizes, bench/RESULTS.md).
+  every step (slower with oneDNN on a CPU at these sizes; `bench/speed_tricks_ab.py` compares).
 """
 
 import keras
@@ -297,9 +297,8 @@ def _sequence(update, state, projection, mask, time_major=False):
 def lstm_sequence(cell, params, projection, h, c, mask=None, time_major=False):
     """A `keras.layers.LSTM` over a whole sequence from its hoisted input projection.
 
-    Its gradient is autodiff's through `lstm_update`. (A backward pass through time written
-    by hand was tried and removed: it made the whole training step 3% faster, under the
-    5% that hand-written machinery must pay; bench/RESULTS.md, session 8.)
+    Its gradient is autodiff's through `lstm_update` (a backward pass through time written
+    by hand gains too little of a training step to be worth its code).
 
     Args:
         cell, params: as for `lstm_update`.

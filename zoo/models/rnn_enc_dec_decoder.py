@@ -3,14 +3,13 @@
 import keras
 from keras import ops
 
-from zoo.checks import check_int, check_rate
-from zoo.models.decoder_base import DecoderBase
-from zoo.models.maxout import Maxout
-from zoo.models.recurrence import gru_params, gru_update, project
+from zoo.checks import check_int
+from zoo.models.gru_maxout_decoder import GRUMaxoutDecoder
+from zoo.models.recurrence import gru_update, project
 
 
 @keras.saving.register_keras_serializable(package="zoo")
-class RNNEncDecDecoder(DecoderBase):
+class RNNEncDecDecoder(GRUMaxoutDecoder):
     """GRU decoder conditioned on one fixed context vector (no attention): RNNencdec.
 
     Cho et al. 2014 §2.2 as used by Bahdanau et al. 2014 (§2.1, §4.2, appendix A.2.2 with a
@@ -34,13 +33,15 @@ class RNNEncDecDecoder(DecoderBase):
             maxout output t_i before W_o (default 0.0: the paper mentions none; the base
             presets use 0.3, which small corpora such as Multi30k need).
 
-    Call and step: see `DecoderBase`. encoder_states [h_Tx (B, n_enc)]; cache: memory, mask,
+    Call and step: see `DecoderBase` and `GRUMaxoutDecoder`. encoder_states [h_Tx (B, n_enc)]; cache: memory, mask,
     context c (B, context_units), s_0 (B, units); state: (s_{i-1},).
 
     Example:
         decoder = RNNEncDecDecoder(30000, 620, 1000, 500, name="decoder")
         logits = decoder(target_ids, *GRUEncoder(30000, 620, 1000)(source_ids))
     """
+
+    ENCODER_STATES = "[h_Tx]"
 
     def __init__(
         self,
@@ -53,55 +54,25 @@ class RNNEncDecDecoder(DecoderBase):
         dropout=0.0,
         **kwargs,
     ):
-        super().__init__(**kwargs)
-        name = type(self).__name__
-        self.vocab_size = check_int(name, "vocab_size", vocab_size)
-        self.embedding_dim = check_int(name, "embedding_dim", embedding_dim)
-        self.units = check_int(name, "units", units)
-        self.maxout_units = check_int(name, "maxout_units", maxout_units)
         if context_units is not None:
-            check_int(name, "context_units", context_units)
+            check_int(type(self).__name__, "context_units", context_units)
+        super().__init__(
+            vocab_size, embedding_dim, units, maxout_units, reset_after, dropout, **kwargs
+        )
         self.context_units = context_units
-        self.reset_after = bool(reset_after)
-        self.dropout = check_rate(name, "dropout", dropout)
         policy = self.dtype_policy
-        self.embedding = keras.layers.Embedding(vocab_size, embedding_dim, dtype=policy, name="E")
         self.V = keras.layers.Dense(
             context_units or units, activation="tanh", dtype=policy, name="V"
         )
         self.V_prime = keras.layers.Dense(units, activation="tanh", dtype=policy, name="V_prime")
-        self.cell = keras.layers.GRUCell(
-            units, reset_after=self.reset_after, dtype=policy, name="gru_cell"
-        )
-        self.U_o = keras.layers.Dense(2 * maxout_units, dtype=policy, name="U_o")
-        self.V_o = keras.layers.Dense(2 * maxout_units, use_bias=False, dtype=policy, name="V_o")
-        self.C_o = keras.layers.Dense(2 * maxout_units, use_bias=False, dtype=policy, name="C_o")
-        self.maxout = Maxout(2, dtype=policy, name="maxout")
-        self.W_o = keras.layers.Dense(vocab_size, dtype=policy, name="W_o")
-        # Dropout on E y and on t_i, both outside the recurrence (no per-step masks).
-        self.embedding_dropout = keras.layers.Dropout(
-            self.dropout, dtype=policy, name="embedding_dropout"
-        )
-        self.readout_dropout = keras.layers.Dropout(
-            self.dropout, dtype=policy, name="readout_dropout"
-        )
+        self.cell = self._gru_cell()
+        self._add_deep_output()
 
-    def build(self, target_ids_shape, memory_shape, source_mask_shape, encoder_states_shape):
-        self._check_call_inputs(target_ids_shape, memory_shape, source_mask_shape)
-        if len(encoder_states_shape) != 1:
-            raise ValueError(
-                f"RNNEncDecDecoder expects encoder_states [h_Tx], got {len(encoder_states_shape)} "
-                "tensors."
-            )
+    def _build_context_layers(self, memory_shape, encoder_states_shape):
         context_dim = self.context_units or self.units
-        self.embedding.build(target_ids_shape)
         self.V.build((None, encoder_states_shape[0][-1]))
         self.V_prime.build((None, context_dim))
-        self.cell.build((None, self.embedding_dim + context_dim))
-        self.U_o.build((None, self.units))
-        self.V_o.build((None, self.embedding_dim))
-        self.C_o.build((None, context_dim))
-        self.W_o.build((None, self.maxout_units))
+        return context_dim
 
     def prepare(self, memory, source_mask, encoder_states):
         """cache: memory, mask (B, Ts), context c = tanh(V h_Tx), s_0 = tanh(V' c), and
@@ -118,18 +89,9 @@ class RNNEncDecDecoder(DecoderBase):
             "s_0": self.V_prime(context),
         }
 
-    def initial_state(self, cache):
-        return (ops.cast(cache["s_0"], self.compute_dtype),)
-
-    def loop_params(self):
-        """The GRU's weights split for [E y; c]: kernels [K_E, K_c] (K = [K_E; K_c])."""
-        context_dim = self.cell.kernel.shape[0] - self.embedding_dim
-        sizes = [self.embedding_dim, context_dim]
-        return {"gru": gru_params(self.cell, sizes, self.compute_dtype)}
-
     def _step_inputs(self, ids, params, training=None):
         """E y (B, [Tt,] m) and E y @ K_E (B, [Tt,] 3 units)."""
-        embedded = self.embedding_dropout(self.embedding(ids), training=training)
+        embedded = self._embedded(ids, training)
         return embedded, project(embedded, params["gru"]["kernels"][0])
 
     def _advance(self, inputs, state, cache, params, training=None):
@@ -147,18 +109,7 @@ class RNNEncDecDecoder(DecoderBase):
         context = self.C_o(ops.cast(cache["context"], self.compute_dtype))  # C_o c (B, 2l)
         if len(s_prev.shape) == 3:
             context = ops.expand_dims(context, 1)  # the same c at every step
-        readout = self.U_o(s_prev) + self.V_o(embedded) + context  # t~_i
-        t = self.readout_dropout(self.maxout(readout), training=training)  # t_i (..., l)
-        return self.W_o(t)
+        return self._deep_output(s_prev, embedded, context, training)
 
     def get_config(self):
-        return {
-            **super().get_config(),
-            "vocab_size": self.vocab_size,
-            "embedding_dim": self.embedding_dim,
-            "units": self.units,
-            "maxout_units": self.maxout_units,
-            "context_units": self.context_units,
-            "reset_after": self.reset_after,
-            "dropout": self.dropout,
-        }
+        return {**super().get_config(), "context_units": self.context_units}

@@ -7,6 +7,7 @@ from zoo.checks import check_int, check_rate
 from zoo.constants import PAD_ID
 from zoo.layers.initializers import uniform_or_default
 from zoo.models.checks import check_ids_rank
+from zoo.models.lstm_stack import check_num_layers, stack_dropouts, stack_lstm, uniform_embedding
 from zoo.models.recurrence import run_rnn
 from zoo.models.reversal import lengths_from_mask, reverse_padded
 
@@ -68,11 +69,7 @@ class StackedLSTMEncoder(keras.layers.Layer):
         self.vocab_size = check_int(name, "vocab_size", vocab_size)
         self.embedding_dim = check_int(name, "embedding_dim", embedding_dim)
         self.units = check_int(name, "units", units)
-        self.num_layers = check_int(name, "num_layers", num_layers)
-        if num_layers > 4:
-            raise ValueError(
-                f"{name}: num_layers must be 1 to 4 (the paper's range), got {num_layers}."
-            )
+        self.num_layers = check_num_layers(name, num_layers)
         self.dropout = check_rate(name, "dropout", dropout)
         self.reverse_source = bool(reverse_source)
         self.init_scale = float(init_scale)
@@ -83,34 +80,20 @@ class StackedLSTMEncoder(keras.layers.Layer):
                 f"{name}: a bidirectional layer 1 has units / 2 per direction, so units must "
                 f"be even; got units={units}."
             )
-        self.embedding = keras.layers.Embedding(
-            vocab_size,
-            embedding_dim,
-            embeddings_initializer=uniform_or_default(self.init_scale, "uniform"),
-            dtype=self.dtype_policy,
-            name="E",
-        )
+        policy = self.dtype_policy
+        self.embedding = uniform_embedding(vocab_size, embedding_dim, self.init_scale, policy)
         first = [("lstm_1_forward", units // 2), ("lstm_1_backward", units // 2)]
         layers = (first if self.bidirectional else [("lstm_1", units)]) + [
             (f"lstm_{i + 1}", units) for i in range(1, num_layers)
         ]
         self.lstms = [self._lstm(layer_name, layer_units) for layer_name, layer_units in layers]
-        # dropouts[0] on the embeddings (layer 1's input), dropouts[i] on layer i+1's input.
-        self.dropouts = [
-            keras.layers.Dropout(self.dropout, dtype=self.dtype_policy, name=f"dropout_{i}")
-            for i in range(num_layers)
-        ]
+        self.dropouts = stack_dropouts(self.dropout, num_layers, policy)
 
     def _lstm(self, name, units):
-        return keras.layers.LSTM(
-            units,
-            return_sequences=True,
-            return_state=True,
-            kernel_initializer=uniform_or_default(self.init_scale, "glorot_uniform"),
-            recurrent_initializer=uniform_or_default(self.init_scale, "orthogonal"),
-            dtype=self.dtype_policy,
-            name=name,
-        )
+        """A layer with initializers of its own (each drawn from its own seed)."""
+        kernel_initializer = uniform_or_default(self.init_scale, "glorot_uniform")
+        recurrent_initializer = uniform_or_default(self.init_scale, "orthogonal")
+        return stack_lstm(units, name, kernel_initializer, recurrent_initializer, self.dtype_policy)
 
     def build(self, source_ids_shape):
         check_ids_rank(type(self).__name__, "source_ids", source_ids_shape)
