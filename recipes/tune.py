@@ -10,6 +10,11 @@ Rerun the same command to resume: finished trials are kept, not repeated. At the
 prints the trials sorted by objective and writes <directory>/trials.csv,
 <directory>/objective_by_attention.png and <directory>/best/ (model.keras, tokenizers).
 """
+# ruff: noqa: E402  (the imports that load TensorFlow follow its quiet start)
+
+import zoo_startup
+
+zoo_startup.quiet_tensorflow_start()  # first: no CUDA start-up lines on a CPU-only machine
 
 import argparse
 import sys

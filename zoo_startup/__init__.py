@@ -1,13 +1,24 @@
-"""A quiet TensorFlow start on a machine without a GPU (`quiet_tensorflow_start`).
+"""The quiet TensorFlow start of zoo's commands, imported before TensorFlow loads.
 
 On a CPU-only machine TensorFlow prints lines such as "Could not find cuda drivers",
 "failed call to cuInit" and "This TensorFlow binary is optimized to use available CPU
-instructions" while it loads: they say nothing to a user who has no GPU. `import zoo` (and
-so every recipe and `python -m zoo`) loads TensorFlow with its standard error captured, and
-writes back every captured line except those start-up lines.
+instructions" while it loads: they say nothing to a user who has no GPU. zoo's programs (the
+recipes, the `zoo` command and `python -m zoo`) call `quiet_tensorflow_start()` first: it
+loads TensorFlow with its standard error captured and writes back every captured line except
+those start-up lines. `import zoo` alone never does: a program that imports zoo keeps its
+standard error as it is.
 
 Nothing is filtered when a GPU device file exists (/dev/nvidia*: there CUDA messages
-matter), when TensorFlow was imported before zoo, or when ZOO_TF_VERBOSE=1 is set.
+matter), when TensorFlow was imported before, or when ZOO_TF_VERBOSE=1 is set.
+
+This package imports nothing of zoo or TensorFlow until it is asked to, so that importing it
+(unlike importing any `zoo.*` module, which loads Keras) comes before TensorFlow:
+
+    import zoo_startup
+
+    zoo_startup.quiet_tensorflow_start()
+
+    import zoo  # TensorFlow is loaded by now
 """
 
 import glob
@@ -61,3 +72,30 @@ def quiet_tensorflow_start():
             if kept:
                 sys.stderr.write("".join(kept))
                 sys.stderr.flush()
+
+
+def python_m_module():
+    """The module `python -m MODULE` is importing, while it imports it (before the module
+    runs, `sys.argv[0]` is "-m"); "" otherwise.
+
+    `zoo/__init__.py` asks this: under `python -m zoo` (or `python -m zoo.<module>`) the
+    package is imported before its `__main__` runs, so the quiet start of that command must
+    happen there; a program that only imports zoo gets "" and nothing happens.
+    """
+    if sys.argv[:1] != ["-m"]:
+        return ""
+    arguments = getattr(sys, "orig_argv", [])[1:]
+    for i, argument in enumerate(arguments):
+        if argument == "-m":
+            return arguments[i + 1] if i + 1 < len(arguments) else ""
+        if argument.startswith("-m"):  # -mzoo
+            return argument[2:]
+    return ""
+
+
+def main():
+    """The `zoo` console script: the quiet start, then `zoo.cli.main` (`python -m zoo`)."""
+    quiet_tensorflow_start()
+    from zoo.cli import main as cli_main
+
+    return cli_main()
