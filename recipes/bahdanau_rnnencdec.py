@@ -11,12 +11,16 @@ baseline RNNsearch (bahdanau_rnnsearch.py) improves on; its BLEU falls quickly w
 sentence length (the paper's figure 2; see bleu_by_length.png). Table 1 (WMT'14
 English->French, all test sentences): RNNencdec-30 13.93 BLEU, RNNencdec-50 17.82 BLEU.
 
+Measured results of the recipes: docs/papers.md.
+
     python recipes/bahdanau_rnnencdec.py                # Multi30k de->en, --size base
 """
+# ruff: noqa: E402  (the imports that load TensorFlow follow its quiet start)
 
-import zoo  # first: TensorFlow then starts quietly on a CPU (zoo.startup)
+import zoo_startup
 
-# isort: split
+zoo_startup.quiet_tensorflow_start()  # first: no CUDA start-up lines on a CPU-only machine
+
 import keras
 
 import zoo.workflow

@@ -15,13 +15,17 @@ RNNsearch-50 26.75 BLEU, against 13.93 / 17.82 for RNNencdec (bahdanau_rnnencdec
 The output folder's bleu_by_length.png is the paper's figure 2, attention_*.png its
 figure 3.
 
+Measured results of the recipes: docs/papers.md.
+
     python recipes/bahdanau_rnnsearch.py                # Multi30k de->en, --size base
     python recipes/bahdanau_rnnsearch.py --optimizer adam --epochs 8
 """
+# ruff: noqa: E402  (the imports that load TensorFlow follow its quiet start)
 
-import zoo  # first: TensorFlow then starts quietly on a CPU (zoo.startup)
+import zoo_startup
 
-# isort: split
+zoo_startup.quiet_tensorflow_start()  # first: no CUDA start-up lines on a CPU-only machine
+
 import keras
 
 import zoo.workflow

@@ -12,13 +12,17 @@ first layer reads both ways, --no-bidirectional for the paper's). `--no-reverse-
 --no-bidirectional --dropout 0` gives the plain "Base" row. Attention (luong_global_*.py, luong_local_*.py)
 adds up to 5 BLEU on top of this system.
 
+Measured results of the recipes: docs/papers.md.
+
     python recipes/luong_base.py                        # Multi30k de->en, --size base
     python recipes/luong_base.py --no-reverse-source --no-bidirectional --dropout 0
 """
+# ruff: noqa: E402  (the imports that load TensorFlow follow its quiet start)
 
-import zoo  # first: TensorFlow then starts quietly on a CPU (zoo.startup)
+import zoo_startup
 
-# isort: split
+zoo_startup.quiet_tensorflow_start()  # first: no CUDA start-up lines on a CPU-only machine
+
 import keras
 
 import zoo.workflow

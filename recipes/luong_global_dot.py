@@ -14,13 +14,17 @@ first layer reads both ways, the decoder runs without input feeding and dropout 
 zoo.models.presets). Paper (WMT'14 English->German, Table 4): perplexity 6.1, 18.6
 BLEU (20.5 with unknown-word replacement).
 
+Measured results of the recipes: docs/papers.md.
+
     python recipes/luong_global_dot.py                 # Multi30k de->en, --size base
     python recipes/luong_global_dot.py --input-feeding --no-bidirectional --dropout 0.2  # the paper's model, base sizes
 """
+# ruff: noqa: E402  (the imports that load TensorFlow follow its quiet start)
 
-import zoo  # first: TensorFlow then starts quietly on a CPU (zoo.startup)
+import zoo_startup
 
-# isort: split
+zoo_startup.quiet_tensorflow_start()  # first: no CUDA start-up lines on a CPU-only machine
+
 import keras
 
 import zoo.workflow

@@ -18,13 +18,17 @@ replacement). The score addresses the first `max_length` source tokens (32 at --
 100 otherwise): the encoder reads a longer source whole, but attention gives its later
 positions zero weight, in training, search and export alike.
 
+Measured results of the recipes: docs/papers.md.
+
     python recipes/luong_global_location.py                 # Multi30k de->en, --size base
     python recipes/luong_global_location.py --input-feeding --no-bidirectional --dropout 0.2  # the paper's model, base sizes
 """
+# ruff: noqa: E402  (the imports that load TensorFlow follow its quiet start)
 
-import zoo  # first: TensorFlow then starts quietly on a CPU (zoo.startup)
+import zoo_startup
 
-# isort: split
+zoo_startup.quiet_tensorflow_start()  # first: no CUDA start-up lines on a CPU-only machine
+
 import keras
 
 import zoo.workflow

@@ -17,13 +17,17 @@ is 0.3 (zoo.models.presets). Paper (WMT'14 English->German, Table 4): local-p (d
 perplexity 6.6, 18.0 BLEU (19.6 with unknown-word replacement); local-m (dot) did not
 train well (perplexity > 7).
 
+Measured results of the recipes: docs/papers.md.
+
     python recipes/luong_local_dot.py                   # Multi30k de->en, --size base
     python recipes/luong_local_dot.py --mode monotonic --window 5
 """
+# ruff: noqa: E402  (the imports that load TensorFlow follow its quiet start)
 
-import zoo  # first: TensorFlow then starts quietly on a CPU (zoo.startup)
+import zoo_startup
 
-# isort: split
+zoo_startup.quiet_tensorflow_start()  # first: no CUDA start-up lines on a CPU-only machine
+
 import keras
 
 import zoo.workflow

@@ -13,17 +13,21 @@ the decoder attends to a window [p_t - D, p_t + D] of source states only:
 with input feeding (section 3.3), a stacked LSTM encoder reading the reversed source,
 dropout 0.2 and D = 10 (--window): that is --size paper. At --size base (the default) the
 encoder's first layer reads both ways, the decoder runs without input feeding and dropout
-is 0.3: the better model on Multi30k in an hour (bench/RESULTS.md, session 11). Paper (WMT'14 English->German, Tables 1 and 4): local-p
+is 0.3 (zoo.models.presets). Paper (WMT'14 English->German, Tables 1 and 4): local-p
 (general) with input feeding is the best single system, perplexity 5.9 and 19.0 BLEU (20.9
 with unknown-word replacement); local-m (general): perplexity 6.2, 18.6 BLEU.
+
+Measured results of the recipes: docs/papers.md.
 
     python recipes/luong_local_general.py                   # Multi30k de->en, --size base
     python recipes/luong_local_general.py --mode monotonic --window 5
 """
+# ruff: noqa: E402  (the imports that load TensorFlow follow its quiet start)
 
-import zoo  # first: TensorFlow then starts quietly on a CPU (zoo.startup)
+import zoo_startup
 
-# isort: split
+zoo_startup.quiet_tensorflow_start()  # first: no CUDA start-up lines on a CPU-only machine
+
 import keras
 
 import zoo.workflow

@@ -1,4 +1,4 @@
-"""Every recipe end to end at tiny size on a slice of Multi30k (the CI run of issue 5).
+"""Every recipe end to end at tiny size on a slice of Multi30k, as continuous integration runs it.
 
 Each recipe runs in this process through `runpy` (as `python recipes/<name>.py ...` would,
 without paying for TensorFlow's start-up nine times), then the test checks the output
