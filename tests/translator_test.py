@@ -234,3 +234,34 @@ def test_sample_is_seeded_and_top_k_1_is_greedy(translator):
     ):
         with pytest.raises(ValueError, match=match):
             translator.sample(MIXED, **bad)
+
+
+def test_defaults_are_the_recipes_settings(translator, tmp_path):
+    """No settings: zoo.search.defaults' values, the translator a recipe's folder delivers;
+    a setting translator.json leaves out takes its default too."""
+    from zoo.json_files import write_json
+    from zoo.search import defaults
+    from zoo.translator import SETTINGS
+
+    plain = Translator(translator.model, translator.source_tokenizer, translator.target_tokenizer)
+    assert plain.get_config() == defaults.SEARCH_DEFAULTS
+    assert set(SETTINGS) == set(defaults.SEARCH_DEFAULTS)
+    translator.save(tmp_path, serving=False)  # the toy's own settings (beam 2, no penalty)...
+    recipe = {"data": "multi30k", "source_lang": "de", "target_lang": "en"}
+    write_json(tmp_path / CONFIG_FILE, {**recipe, **defaults.SEARCH_DEFAULTS})  # ...replaced
+    loaded = Translator.from_directory(tmp_path)
+    assert loaded.get_config() == plain.get_config()
+    sentences = ["Ein Hund rennt.", "Zwei Männer lachen auf der Bank."]
+    got = plain.translate_with_attention(sentences)
+    assert [t.translation for t in got] == loaded.translate(sentences)
+    # The search those settings name: beam 5, GNMT's length penalty 1.
+    ids = translator.source_tokenizer.tokenize(tf.constant(sentences[:1])).to_tensor(PAD_ID)
+    ref = search(
+        translator.model, ids, beam_size=defaults.BEAM_SIZE,
+        length_penalty=defaults.LENGTH_PENALTY,
+    )  # fmt: skip
+    np.testing.assert_allclose(got[0].score, float(ref.scores[0]), rtol=1e-5)
+    assert len(plain.translate_n_best(sentences[:1])[0]) == defaults.BEAM_SIZE
+    (tmp_path / CONFIG_FILE).write_text(json.dumps({"beam_size": 3}))
+    partial = Translator.from_directory(tmp_path)
+    assert partial.get_config() == {**defaults.SEARCH_DEFAULTS, "beam_size": 3}

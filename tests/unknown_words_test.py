@@ -111,3 +111,32 @@ def test_the_graph_rule_decides_pieces_per_row_as_python_does(data_dir):
         replace_unknown(source[1][:2], target[1][:3], weights[1, :3, :2]),
     ]
     assert [g.decode() for g in got] == expected == ["A Hunds", "Zwei two"]
+
+
+def test_many_sentences_at_once_give_each_sentence_alone():
+    """`replace_unknown_rows` pads rows of different lengths into one graph call: each row
+    gets what `replace_unknown` gives it alone, the dictionary applies in the graph, and a
+    row without <unk> keeps its translation."""
+    from zoo.unknown_words import replace_unknown_rows
+
+    words = [["Der", "Zyxwvut", "lief"], ["\u2581Ein", "\u2581Qwertz"], ["x"], []]
+    tokens = [
+        ["The", "<unk>", "ran", "</s>"],
+        ["\u2581A", "<unk>", "</s>"],
+        ["a", "b", "</s>"],
+        ["<unk>", "</s>"],
+    ]
+    weights = [
+        np.full((len(t), len(w)), 0.1, "float32") for t, w in zip(tokens, words, strict=True)
+    ]
+    weights[0][1, 1] = 0.9  # -> "Zyxwvut", which the dictionary translates
+    weights[1][1, 1] = 0.9  # -> "Qwertz", a word of its own among pieces
+    dictionary = {"Zyxwvut": "Zorro", "Qwertz": ""}  # an empty translation is one too
+    got = replace_unknown_rows(words, tokens, weights, ["t0", "t1", "t2", "t3"], dictionary)
+    assert got == ["The Zorro ran", "A", "t2", "t3"]  # nothing to copy from no source words
+    assert got[:2] == [
+        replace_unknown(w, t, x, dictionary)
+        for w, t, x in zip(words[:2], tokens[:2], weights[:2], strict=True)
+    ]
+    with pytest.raises(ValueError, match=r"weights\[0\] must have shape"):
+        replace_unknown_rows(words, tokens, [w.T for w in weights], ["", "", "", ""])

@@ -183,3 +183,15 @@ def replace_unknown_rows(source_words, target_tokens, weights, translations, dic
     for i, text in zip(rows, _as_texts(replaced), strict=True):
         texts[i] = text
     return texts
+
+
+def replace_unknown_in(translations, source_words, dictionary=None):
+    """`replace_unknown_rows` of `zoo.translation.Translation`s, whose `source_tokens`
+    stand in `source_words` (per translation, its source tokens as written)."""
+    return replace_unknown_rows(
+        source_words,
+        [t.target_tokens for t in translations],
+        [t.weights for t in translations],
+        [t.translation for t in translations],
+        dictionary,
+    )

@@ -66,3 +66,37 @@ def test_forced_alignments_read_the_teacher_forced_attention(data_dir):
         # Every target word is linked once or more, to a word of the source.
         assert {j for _, j in pairs} == set(range(len(target.split())))
         assert all(0 <= i < len(source.split()) for i, _ in pairs)
+
+
+def test_a_padded_batch_links_each_row_as_it_links_alone():
+    """graph_alignment_links (the translator's graph and the SavedModel run it) on rows of
+    different lengths, padded, against hard_alignment on each row."""
+    import tensorflow as tf
+
+    from zoo.evaluation.alignment import graph_alignment_links, graph_pharaoh
+
+    rng = np.random.default_rng(0)
+    rows = [
+        (["▁zwei", "▁Hun", "de"], ["▁two", "▁do", "gs"]),
+        (["ein", "hund", "##."], ["a", "dog", "##.", "runs"]),
+        (["x"], []),  # no target word: no link
+        ([], ["a"]),  # no source token: no link
+    ]
+    weights = np.zeros((len(rows), 4, 3), np.float32)
+    for b, (source, target) in enumerate(rows):
+        weights[b, : len(target), : len(source)] = rng.random((len(target), len(source)))
+
+    def padded(side):
+        return tf.constant([[*r[side], *[""] * (4 - len(r[side]))] for r in rows])[:, :4]
+
+    links = graph_alignment_links(
+        padded(0)[:, :3], [len(r[0]) for r in rows], padded(1), [len(r[1]) for r in rows],
+        weights,
+    )  # fmt: skip
+    expected = [
+        hard_alignment(s, t, weights[b, : len(t), : len(s)]) for b, (s, t) in enumerate(rows)
+    ]
+    assert [[tuple(x) for x in row] for row in links.to_list()] == expected
+    assert expected[0] and expected[1] and expected[2] == expected[3] == []
+    texts = [x.decode() for x in graph_pharaoh(links).numpy()]
+    assert texts == [format_pharaoh(e) for e in expected]

@@ -116,6 +116,13 @@ class Preprocessor:
         tokenizer = self.source_tokenizer
         return tf.ragged.map_flat_values(tokenizer.id_to_token, tokenizer.tokenize(strings))
 
+    def source_word_lists(self, sentences):
+        """`source_words` of a list of str, as lists of str."""
+        if not sentences:
+            return []
+        words = self.source_words(tf.constant(sentences, tf.string)).to_list()
+        return [[x.decode("utf-8") for x in row] for row in words]
+
     def padded_source_words(self, strings, source_tokens):
         """(B, Ts) tf.string: `source_words` of `strings` in the shape of `source_tokens`
         (B, Ts) ("" padding); for a tokenizer without words of its own, its pieces:

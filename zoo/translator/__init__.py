@@ -5,7 +5,7 @@ tokenisation (`zoo.text.Preprocessor`), greedy/beam search (`zoo.search.search`)
 detokenisation (`zoo.translator.graph`). The same graph is what `Translator.export` writes
 as a SavedModel, so a process that loads it (with TensorFlow and tensorflow-text only) gets
 the same translations. `Translator.save` and `Translator.from_directory` write and read an
-output folder (`zoo.translator.folder`: model.keras, the tokenizers, translator.json,
+output folder (`zoo.translator.output_folder`: model.keras, the tokenizers, translator.json,
 serving/).
 
 Input rules (the same in the SavedModel):
@@ -23,7 +23,7 @@ Input rules (the same in the SavedModel):
   U+FFFD replacement characters before tokenizing.
 """
 
-from zoo.translator.folder import (
+from zoo.translator.output_folder import (
     CONFIG_FILE,
     MODEL_FILE,
     SERVING_DIR,

@@ -39,7 +39,23 @@ def texts(translator, result, source_lengths):
 
 
 def translate(translator, sentences, beam_size, attention=True):
-    """`Translator.graph_translate`'s outputs (documented there)."""
+    """The in-graph translation of a `tf.string` vector `(B,)` (`Translator.graph_translate`,
+    what the SavedModel runs) with `beam_size`, with or without the attention weights.
+
+    Returns a dict of tensors:
+        translation (B,) tf.string, score (B,) float32,
+        attention (B, T, Ts) float32 (zeros past each sentence's lengths; only with
+            `attention=True`: without it the search skips collecting the weights),
+        source_ids (B, Ts) int32, source_lengths (B,) int32,
+        target_ids (B, T) int32 (END then PAD), target_lengths (B,) int32 (END included),
+        source_tokens (B, Ts) tf.string and target_tokens (B, T) tf.string ("" padding),
+        alignment (B,) tf.string: the hard word alignment in the Pharaoh format (only
+            with `attention=True`; `zoo.evaluation.alignment.graph_alignment_links`),
+        translation_unk_replaced (B,) tf.string: the translation with each `<unk>`
+            replaced by its most attended source word (only with `attention=True`;
+            `zoo.unknown_words.graph_replace_unknown`, without a dictionary).
+    Sentences with no tokens get translation "", score 0, target length 0.
+    """
     from zoo.evaluation.alignment import graph_alignment_links, graph_pharaoh
     from zoo.unknown_words import graph_replace_unknown
 
@@ -73,7 +89,10 @@ def translate(translator, sentences, beam_size, attention=True):
 
 
 def translate_n_best(translator, sentences, beam_size, n_best):
-    """`Translator.graph_translate_n_best`'s outputs (documented there)."""
+    """The in-graph n-best list of `tf.string` sentences (B,): a dict of
+    translations (B, n) tf.string and scores (B, n) float32, best first (the search's
+    ranking scores). A sentence with no tokens gets "" and 0 in every column; missing
+    hypotheses (fewer than n exist) get "" and -inf."""
     source_ids, source_lengths = translator.preprocessor.encode_source(sentences)
     result = search_result(translator, source_ids, beam_size, False, n_best=n_best)
     ids = tf.cast(result.ids, tf.int32)  # (B, n, T)
@@ -87,7 +106,11 @@ def translate_n_best(translator, sentences, beam_size, n_best):
 
 
 def draw(translator, sentences, seed, temperature=1.0, top_k=None, top_p=None):
-    """`Translator.graph_sample`'s outputs (documented there)."""
+    """One translation drawn per `tf.string` sentence (B,) (`zoo.search.sample`, with this
+    translator's length limits), in the graph: a dict of translation (B,) tf.string,
+    score (B,) float32 (the model's log-probability of the drawn translation),
+    target_ids (B, T) int32 and target_lengths (B,) int32. `seed` is the
+    `keras.random.SeedGenerator` to draw from. Sentences with no tokens get "" and 0."""
     source_ids, source_lengths = translator.preprocessor.encode_source(sentences)
     result = sample(
         translator.model,

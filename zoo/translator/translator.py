@@ -2,7 +2,6 @@
 
 import logging
 import math
-import os
 
 import numpy as np
 import tensorflow as tf
@@ -19,11 +18,16 @@ from zoo.search.defaults import (
 )
 from zoo.text.preprocessor import Preprocessor
 from zoo.translation import as_text, check_sentences, run_in_batches, to_translation
-from zoo.translator import folder, graph
+from zoo.translator import graph
+from zoo.translator.output_folder import SETTINGS, OutputFolder
 
 logger = logging.getLogger("zoo.translator")
 
-SIGNATURE = [tf.TensorSpec([None], tf.string, name="sentences")]
+
+def _trace(body):
+    """`body(sentences)` as a `tf.function` of a `tf.string` vector of any length."""
+    signature = [tf.TensorSpec([None], tf.string, name="sentences")]
+    return tf.function(body, input_signature=signature, autograph=False)
 
 
 def _check_float(name, value):
@@ -56,7 +60,23 @@ def _check_model(model, preprocessor):
             )
 
 
-class Translator:
+def _warn_past_limit(limit, lengths):
+    """Logs the sentences longer than the `limit` source positions attention addresses."""
+    if lengths.max() <= limit:
+        return
+    longer = [int(i) for i in np.flatnonzero(lengths > limit)]
+    logger.warning(
+        "Sentence(s) %s have more than %d tokens (the longest: %d), the source positions "
+        "this model's 'location' attention addresses (max_length): they are translated "
+        "with no attention past token %d.",
+        ", ".join(map(str, longer[:10])) + (" ..." if len(longer) > 10 else ""),
+        limit,
+        int(lengths.max()),
+        limit,
+    )
+
+
+class Translator(OutputFolder):
     """Translates lists of sentences with a `zoo` model and its source/target tokenizers.
 
     Args:
@@ -120,7 +140,7 @@ class Translator:
 
     def get_config(self):
         """The search settings (what `translator.json` holds)."""
-        return {name: getattr(self, name) for name in folder.SETTINGS}
+        return {name: getattr(self, name) for name in SETTINGS}
 
     def search_settings(self):
         """The keyword arguments of `zoo.search.search` this translator fixes."""
@@ -144,43 +164,24 @@ class Translator:
 
     # -- the graph (zoo.translator.graph) -------------------------------------------------------
     def graph_translate(self, sentences, beam_size=None, attention=True):
-        """The in-graph translation of a `tf.string` vector `(B,)` (what the SavedModel runs).
-
-        Returns a dict of tensors:
-            translation (B,) tf.string, score (B,) float32,
-            attention (B, T, Ts) float32 (zeros past each sentence's lengths; only with
-                `attention=True`: without it the search skips collecting the weights),
-            source_ids (B, Ts) int32, source_lengths (B,) int32,
-            target_ids (B, T) int32 (END then PAD), target_lengths (B,) int32 (END included),
-            source_tokens (B, Ts) tf.string and target_tokens (B, T) tf.string ("" padding),
-            alignment (B,) tf.string: the hard word alignment in the Pharaoh format (only
-                with `attention=True`; `zoo.evaluation.alignment.graph_alignment_links`),
-            translation_unk_replaced (B,) tf.string: the translation with each `<unk>`
-                replaced by its most attended source word (only with `attention=True`;
-                `zoo.unknown_words.graph_replace_unknown`, without a dictionary).
-        Sentences with no tokens get translation "", score 0, target length 0.
-        """
+        """The in-graph translation of a `tf.string` vector `(B,)` (what the SavedModel runs):
+        a dict of tensors, documented in `zoo.translator.graph.translate`."""
         return graph.translate(self, sentences, self.setting("beam_size", beam_size), attention)
 
     def graph_translate_n_best(self, sentences, beam_size, n_best):
-        """The in-graph n-best list of `tf.string` sentences (B,): a dict of
-        translations (B, n) tf.string and scores (B, n) float32, best first (the search's
-        ranking scores). A sentence with no tokens gets "" and 0 in every column; missing
-        hypotheses (fewer than n exist) get "" and -inf."""
+        """The in-graph n-best lists of `tf.string` sentences (B,): a dict of translations
+        and scores (`zoo.translator.graph.translate_n_best`)."""
         return graph.translate_n_best(self, sentences, beam_size, n_best)
 
     def graph_sample(self, sentences, seed, temperature=1.0, top_k=None, top_p=None):
-        """One translation drawn per `tf.string` sentence (B,) (`zoo.search.sample`, with this
-        translator's length limits), in the graph: a dict of translation (B,) tf.string,
-        score (B,) float32 (the model's log-probability of the drawn translation),
-        target_ids (B, T) int32 and target_lengths (B,) int32. `seed` is the
-        `keras.random.SeedGenerator` to draw from. Sentences with no tokens get "" and 0."""
+        """One translation drawn per `tf.string` sentence (B,) from the `SeedGenerator`
+        `seed`, in the graph (`zoo.translator.graph.draw`)."""
         return graph.draw(self, sentences, seed, temperature, top_k, top_p)
 
     def _function(self, key, body):
         """The cached `tf.function` `body(sentences)` of `key`, traced once."""
         if key not in self._functions:
-            self._functions[key] = tf.function(body, input_signature=SIGNATURE, autograph=False)
+            self._functions[key] = _trace(body)
         return self._functions[key]
 
     def translate_function(self, beam_size=None, attention=True):
@@ -201,7 +202,9 @@ class Translator:
         batch_size = self.setting("batch_size", batch_size)
         if not sentences:
             return sentences, []
-        self._warn_past_source_limit(sentences)
+        limit = self.source_limit()
+        if limit is not None:
+            _warn_past_limit(limit, self.source_lengths(sentences))
         function = make()
 
         def call(strings, start):
@@ -219,36 +222,14 @@ class Translator:
 
         return sentences, run_in_batches(sentences, batch_size, call, progress)
 
-    def _warn_past_source_limit(self, sentences):
-        limit = self.source_limit()
-        if limit is None:
-            return
-        lengths = self.source_lengths(sentences)
-        if lengths.max() > limit:
-            longer = [int(i) for i in np.flatnonzero(lengths > limit)]
-            logger.warning(
-                "Sentence(s) %s have more than %d tokens (the longest: %d), the source positions "
-                "this model's 'location' attention addresses (max_length): they are translated "
-                "with no attention past token %d.",
-                ", ".join(map(str, longer[:10])) + (" ..." if len(longer) > 10 else ""),
-                limit,
-                int(lengths.max()),
-                limit,
-            )
-
     def source_lengths(self, sentences):
         """NumPy int array: the number of source tokens of each sentence."""
         return self.preprocessor.source_lengths(check_sentences(sentences))
 
     def translate(
-        self,
-        sentences,
-        beam_size=None,
-        batch_size=None,
-        progress=False,
-        replace_unknown=False,
-        dictionary=None,
-    ):
+        self, sentences, beam_size=None, batch_size=None, progress=False,
+        replace_unknown=False, dictionary=None,
+    ):  # fmt: skip
         """Translates `sentences` (list of str) and returns a list of str, in input order.
 
         Args:
@@ -277,30 +258,20 @@ class Translator:
         """The texts of `translations` (from `translate_with_attention`) with each `<unk>`
         replaced by the source word it attends to most, or that word's entry in
         `dictionary` (`zoo.unknown_words`); a list of str."""
-        from zoo.unknown_words import replace_unknown_rows
+        from zoo.unknown_words import replace_unknown_in
 
         translations = list(translations)
         if hasattr(self.source_tokenizer, "split"):  # the words as written
             words = self.source_words([t.source for t in translations])
         else:  # the pieces, which the translations hold already
             words = [t.source_tokens for t in translations]
-        return replace_unknown_rows(
-            words,
-            [t.target_tokens for t in translations],
-            [t.weights for t in translations],
-            [t.translation for t in translations],
-            dictionary,
-        )
+        return replace_unknown_in(translations, words, dictionary)
 
     def source_words(self, sentences):
         """Per sentence, its source tokens as written, position by position (a list of
         lists of str): the word tokenizer's words (`WordTokenizer.split`), so that an
         out-of-vocabulary word stays itself; for other tokenizers their pieces."""
-        sentences = check_sentences(sentences)
-        if not sentences:
-            return []
-        words = self.preprocessor.source_words(tf.constant(sentences, tf.string))
-        return [[as_text(x) for x in row] for row in words.to_list()]
+        return self.preprocessor.source_word_lists(check_sentences(sentences))
 
     def translate_with_attention(self, sentences, beam_size=None, batch_size=None, progress=False):
         """Like `translate`, but returns a `zoo.translation.Translation` per sentence (text,
@@ -356,71 +327,7 @@ class Translator:
         generator = keras.random.SeedGenerator(seed)
 
         def make():  # one trace per call: the generator is this call's
-            return tf.function(
-                lambda s: self.graph_sample(s, generator, temperature, top_k, top_p),
-                input_signature=SIGNATURE,
-                autograph=False,
-            )
+            return _trace(lambda s: self.graph_sample(s, generator, temperature, top_k, top_p))
 
         _, outputs = self._run(sentences, batch_size, progress, make)
         return [as_text(out["translation"]) for out in outputs]
-
-    # -- files (zoo.translator.folder) ---------------------------------------------------------
-    def export(
-        self, path, beam_size=None, greedy=True, attention=True, n_best=None, sampling=None,
-        verbose=False,
-    ):  # fmt: skip
-        """Writes a SavedModel to `path`; see `zoo.export.export_translator` for its endpoints.
-
-        The `translate` endpoint (also `serving_default`) searches with `beam_size`
-        (default: the translator's); `translate_greedy` with beam size 1; with `n_best=n`,
-        `translate_n_best` gives the n best of that beam; with `sampling` (a dict of
-        `temperature`, `top_k`, `top_p`, possibly empty), `sample` draws translations.
-        `attention=False` leaves the attention weights out of the outputs (faster beam
-        search)."""
-        from zoo.export import export_translator
-
-        return export_translator(
-            self, path, beam_size=beam_size, greedy=greedy, attention=attention,
-            n_best=n_best, sampling=sampling, verbose=verbose,
-        )  # fmt: skip
-
-    def save(self, directory, serving=True, metadata=None):
-        """Writes the output folder (`zoo.translator.folder`) to `directory`:
-        model.keras, source_tokenizer/, target_tokenizer/, translator.json and (with
-        `serving=True`) serving/. Returns `directory`.
-
-        `metadata`: extra JSON-serialisable keys for translator.json, e.g.
-        `{"data": "multi30k", "source_lang": "de", "target_lang": "en"}`, which
-        `python -m zoo evaluate` uses as its defaults (see `read_metadata`)."""
-        directory = os.fspath(directory)
-        folder.check_metadata(metadata)
-        folder.save_parts(directory, self.model, self.source_tokenizer, self.target_tokenizer)
-        self.write_config(directory, metadata)
-        if serving:
-            self.export(os.path.join(directory, folder.SERVING_DIR))
-        return directory
-
-    def write_config(self, directory, metadata=None):
-        """Writes `<directory>/translator.json`: the search settings (`get_config`) and the
-        optional `metadata` keys (see `save`). Returns the file's path."""
-        return folder.write_config(directory, self.get_config(), metadata)
-
-    read_metadata = staticmethod(folder.read_metadata)
-    model_file = staticmethod(folder.model_file)
-
-    @classmethod
-    def from_directory(cls, directory, model_file=None, **overrides):
-        """Loads a translator from an output folder (layout in `zoo.translator.folder`).
-
-        Args:
-            directory: the folder.
-            model_file: the model file inside it (default: `Translator.model_file(directory)`,
-                the file the run delivered).
-            **overrides: any of the settings (beam_size, length_penalty, batch_size,
-                max_length_ratio, max_length_offset, coverage_penalty); they replace the
-                values of translator.json. A setting given by neither takes its default
-                (`zoo.search.defaults`).
-        """
-        settings = folder.read_settings(directory, overrides)
-        return cls(*folder.load_parts(directory, model_file), **settings)

@@ -1,4 +1,5 @@
-"""A translator's output folder: what `Translator.save` writes and `from_directory` reads.
+"""`OutputFolder`: a translator's files, what `Translator.save` writes and
+`Translator.from_directory` reads (the `Translator` inherits these methods from it).
 
     <out>/model.keras          the model (keras.saving, safe_mode=True loads it); a recipe
                                run may deliver another file (translator.json's "model_file",
@@ -113,3 +114,69 @@ def load_parts(directory, name=None):
         )
     model = keras.saving.load_model(paths[0], compile=False, safe_mode=True)
     return model, load_tokenizer(paths[1]), load_tokenizer(paths[2])
+
+
+class OutputFolder:
+    """The `Translator`'s methods that write and read its files (module docstring): a class
+    that uses it has `model`, `source_tokenizer`, `target_tokenizer`, `get_config()` and
+    `setting(name, value)`, and is made as `cls(model, source_tokenizer, target_tokenizer,
+    **settings)`."""
+
+    def export(
+        self, path, beam_size=None, greedy=True, attention=True, n_best=None, sampling=None,
+        verbose=False,
+    ):  # fmt: skip
+        """Writes a SavedModel to `path`; see `zoo.export.export_translator` for its endpoints.
+
+        The `translate` endpoint (also `serving_default`) searches with `beam_size`
+        (default: the translator's); `translate_greedy` with beam size 1; with `n_best=n`,
+        `translate_n_best` gives the n best of that beam; with `sampling` (a dict of
+        `temperature`, `top_k`, `top_p`, possibly empty), `sample` draws translations.
+        `attention=False` leaves the attention weights out of the outputs (faster beam
+        search)."""
+        from zoo.export import export_translator
+
+        return export_translator(
+            self, path, beam_size=beam_size, greedy=greedy, attention=attention,
+            n_best=n_best, sampling=sampling, verbose=verbose,
+        )  # fmt: skip
+
+    def save(self, directory, serving=True, metadata=None):
+        """Writes the output folder (module docstring) to `directory`: model.keras,
+        source_tokenizer/, target_tokenizer/, translator.json and (with `serving=True`)
+        serving/. Returns `directory`.
+
+        `metadata`: extra JSON-serialisable keys for translator.json, e.g.
+        `{"data": "multi30k", "source_lang": "de", "target_lang": "en"}`, which
+        `python -m zoo evaluate` uses as its defaults (see `read_metadata`)."""
+        directory = os.fspath(directory)
+        check_metadata(metadata)
+        save_parts(directory, self.model, self.source_tokenizer, self.target_tokenizer)
+        self.write_config(directory, metadata)
+        if serving:
+            self.export(os.path.join(directory, SERVING_DIR))
+        return directory
+
+    def write_config(self, directory, metadata=None):
+        """Writes `<directory>/translator.json`: the search settings (`get_config`) and the
+        optional `metadata` keys (see `save`). Returns the file's path."""
+        return write_config(directory, self.get_config(), metadata)
+
+    read_metadata = staticmethod(read_metadata)
+    model_file = staticmethod(model_file)
+
+    @classmethod
+    def from_directory(cls, directory, model_file=None, **overrides):
+        """Loads a translator from an output folder (module docstring).
+
+        Args:
+            directory: the folder.
+            model_file: the model file inside it (default: `Translator.model_file(directory)`,
+                the file the run delivered).
+            **overrides: any of the settings (beam_size, length_penalty, batch_size,
+                max_length_ratio, max_length_offset, coverage_penalty); they replace the
+                values of translator.json. A setting given by neither takes its default
+                (`zoo.search.defaults`).
+        """
+        settings = read_settings(directory, overrides)
+        return cls(*load_parts(directory, model_file), **settings)

@@ -1,0 +1,32 @@
+"""Tests of zoo.translation's batching runner, which the Translator and the
+SavedModelTranslator share: sorted batches, results in input order."""
+
+import numpy as np
+import pytest
+
+from zoo.translation import check_sentences, run_in_batches
+
+
+def test_batches_run_longest_first_and_results_come_back_in_input_order():
+    sentences = ["bb", "a", "", "dddd", "cc", "eee", "ff"]
+    seen = []
+
+    def call(strings, start):
+        texts = [s.decode() for s in strings.numpy()]
+        seen.append((start, texts))
+        return {"echo": np.array(texts, object), "length": np.array([len(t) for t in texts])}
+
+    outputs = run_in_batches(sentences, 3, call)
+    assert [o["echo"] for o in outputs] == sentences
+    assert [int(o["length"]) for o in outputs] == [len(s) for s in sentences]
+    # Longest first by characters; equal lengths keep their input order.
+    assert seen == [(0, ["dddd", "eee", "bb"]), (3, ["cc", "ff", "a"]), (6, [""])]
+    assert run_in_batches([], 3, call) == []
+
+
+def test_check_sentences_names_what_it_received():
+    assert check_sentences(("a", "b")) == ["a", "b"]
+    with pytest.raises(ValueError, match="single string"):
+        check_sentences("a")
+    with pytest.raises(ValueError, match="index 1"):
+        check_sentences(["a", None])
