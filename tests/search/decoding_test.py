@@ -1,4 +1,5 @@
-"""Tests of zoo/search/decoding.py against a toy model (search_toy.py) and brute force."""
+"""Greedy and beam search (zoo.search.search) against a toy model (search_toy.py), a plain
+greedy loop and brute force."""
 
 import math
 
@@ -22,7 +23,9 @@ from zoo.search import (
     search,
     search_function,
 )
-from zoo.search.decoding import _search_padded, _top_k_allowed, _trim
+from zoo.search.compile import padded_search, trim
+from zoo.search.settings import SearchSettings
+from zoo.search.top_k import top_k_allowed
 
 # Right-padded sources of lengths 4, 2, 3, 1 (ids 4..8 are words).
 SOURCES = np.array([[4, 5, 6, 7], [7, 8, 0, 0], [5, 5, 4, 0], [6, 0, 0, 0]], "int32")
@@ -131,10 +134,10 @@ def test_beam_escapes_the_greedy_garden_path():
         }
     )
     source = [[4, 5]]
-    greedy = greedy_search(model, source)
+    greedy = greedy_search(model, source, length_penalty=0.0)
     assert list(np.asarray(greedy.ids[0])) == [a, END_ID]
     np.testing.assert_allclose(greedy.scores[0], math.log(0.5 * 0.3), rtol=1e-5)
-    beam = beam_search(model, source, beam_size=2)
+    beam = beam_search(model, source, beam_size=2, length_penalty=0.0)
     assert list(np.asarray(beam.ids[0])) == [b, END_ID]
     np.testing.assert_allclose(beam.scores[0], math.log(0.4 * 0.9), rtol=1e-5)
 
@@ -159,7 +162,6 @@ def test_beam_keeps_its_best_finished_hypothesis():
 
 
 def test_empty_sources_translate_to_end_alone(model):
-    # Before: OutOfRangeError / InvalidArgumentError in the encoders for shape (B, 0).
     for beam_size in (1, 3):
         empty = search(model, np.zeros((2, 0), "int32"), beam_size=beam_size)
         np.testing.assert_array_equal(empty.ids, [[END_ID], [END_ID]])
@@ -213,7 +215,12 @@ def test_maximum_length_is_per_sentence_and_forces_end():
     assert greedy.ids.shape[1] == max(expected)
     # Every hypothesis pays END's cost once: beam search returns the shortest, [END].
     beam = beam_search(
-        model, SOURCES, beam_size=3, max_length_ratio=ratio, max_length_offset=offset
+        model,
+        SOURCES,
+        beam_size=3,
+        length_penalty=0.0,
+        max_length_ratio=ratio,
+        max_length_offset=offset,
     )
     check_well_formed(beam, len(SOURCES))
     np.testing.assert_array_equal(beam.lengths, [1, 1, 1, 1])
@@ -278,7 +285,7 @@ def test_without_attention(model):
         (dict(source_ids=np.array([[4.0, 5.0]])), "integer"),
         (dict(beam_size=0), "beam_size"),
         (dict(beam_size=2.0), "beam_size"),
-        (dict(beam_size=10**6), "at most 1024"),  # before: 7.4 GB for one short sentence
+        (dict(beam_size=10**6), "at most 1024"),
         (dict(length_penalty=-1.0), "length_penalty"),
         (dict(max_length_ratio=float("nan")), "max_length_ratio"),
         (dict(max_length_offset=-1), "max_length_offset"),
@@ -312,7 +319,7 @@ def test_top_k_allowed_equals_a_masked_top_k(vocab_size, k):
     late[-k:] = 1.0  # the best tokens in the last chunk
     rows.append(late)
     logits = np.stack(rows).astype("float32")
-    values, ids, log_norm = _top_k_allowed(tf.constant(logits), k, vocab_size)
+    values, ids, log_norm = top_k_allowed(tf.constant(logits), k, vocab_size)
     masked = logits.copy()
     masked[:, [PAD_ID, 1]] = -np.inf
     expected_ids = np.argsort(-masked, axis=1, kind="stable")[:, :k]  # ties: lowest id first
@@ -329,11 +336,11 @@ def test_stopping_once_decided_returns_what_running_to_the_end_returns(alpha):
     stopped_earlier = 0
     for seed in range(6):
         model = toy_model(target_vocab=9, seed=seed, end_bias=0.5 * (seed % 3))
-        options = (3 + seed % 3, alpha, 1.5, 6, True)
-        early = _search_padded(model, tf.constant(SOURCES), *options)
-        full = _search_padded(model, tf.constant(SOURCES), *options, stop_early=False)
+        settings = SearchSettings(3 + seed % 3, alpha, 1.5, 6, True)
+        early = padded_search(model, tf.constant(SOURCES), settings)
+        full = padded_search(model, tf.constant(SOURCES), settings, stop_early=False)
         stopped_earlier += int(early["steps"]) < int(full["steps"])
-        early, full = _trim(early), _trim(full)
+        early, full = trim(early), trim(full)
         for name in ("ids", "lengths", "scores", "log_probs", "attention"):
             np.testing.assert_array_equal(getattr(early, name), getattr(full, name), err_msg=name)
     assert stopped_earlier > 0  # the check can tell the two apart
@@ -348,17 +355,17 @@ def test_skipping_ended_rows_returns_what_computing_every_row_returns(alpha):
         kwargs = dict(target_vocab=9, seed=seed, end_bias=0.5 * (seed % 3))
         rows_model, plain_model = toy_model(**kwargs), toy_model(**kwargs, readout_rows=False)
         plain_model.set_weights(rows_model.get_weights())
-        options = (1 + seed % 3, alpha, 1.5, 6, True)
+        settings = SearchSettings(1 + seed % 3, alpha, 1.5, 6, True)
         decoder = rows_model.get_layer("decoder")
         decoder.readout_sizes.clear()
-        skipped = _trim(_search_padded(rows_model, tf.constant(SOURCES), *options))
-        batch_rows = len(SOURCES) * options[0]
+        skipped = trim(padded_search(rows_model, tf.constant(SOURCES), settings))
+        batch_rows = len(SOURCES) * settings.beam_size
         skipped_rows += sum(batch_rows - size for size in decoder.readout_sizes)
         for reference in (
-            _search_padded(plain_model, tf.constant(SOURCES), *options),
-            _search_padded(rows_model, tf.constant(SOURCES), *options, skip_ended=False),
+            padded_search(plain_model, tf.constant(SOURCES), settings),
+            padded_search(rows_model, tf.constant(SOURCES), settings, skip_ended=False),
         ):
-            reference = _trim(reference)
+            reference = trim(reference)
             for name in ("ids", "lengths"):
                 np.testing.assert_array_equal(getattr(skipped, name), getattr(reference, name))
             for name in ("scores", "log_probs", "attention"):
@@ -370,13 +377,13 @@ def test_skipping_ended_rows_returns_what_computing_every_row_returns(alpha):
 
 @pytest.mark.parametrize("beam_size", [1, 2])
 def test_chunked_top_k_search_equals_the_plain_one(monkeypatch, beam_size):
-    import zoo.search.decoding as decoding
+    import zoo.search.top_k as top_k
 
     model = toy_model(target_vocab=512, seed=5)  # large enough for chunks of 64
-    assert decoding._chunk_size(512, beam_size) is not None
+    assert top_k.chunk_size(512, beam_size) is not None
     chunked = search(model, SOURCES, beam_size=beam_size, max_length_offset=3)
-    monkeypatch.setattr(decoding, "_CHUNK", 10**6)  # plain top-k over the vocabulary
-    assert decoding._chunk_size(512, beam_size) is None
+    monkeypatch.setattr(top_k, "CHUNK", 10**6)  # plain top-k over the vocabulary
+    assert top_k.chunk_size(512, beam_size) is None
     plain = search(model, SOURCES, beam_size=beam_size, max_length_offset=3)
     np.testing.assert_array_equal(chunked.ids, plain.ids)
     np.testing.assert_allclose(chunked.scores, plain.scores, rtol=1e-6, atol=1e-6)
@@ -422,7 +429,7 @@ def test_n_best_equals_the_brute_force_ranking(alpha):
 def test_coverage_penalty_is_gnmts_on_the_returned_attention():
     # score = log_probs / lp + beta * sum_j log(min(max(c_j, 1e-6), 1)), c_j the returned
     # hypothesis' attention on source position j summed over its steps (END included).
-    from zoo.search.decoding import COVERAGE_FLOOR
+    from zoo.search.penalties import COVERAGE_FLOOR
 
     model = toy_model(seed=4, end_bias=-1.0)
     alpha, beta = 0.6, 0.4
@@ -449,7 +456,7 @@ def test_coverage_penalty_is_gnmts_on_the_returned_attention():
 
 
 def test_an_empty_batch_searches_and_samples_eagerly():
-    """B = 0, eagerly (before: ops.max of an empty tensor raised)."""
+    """B = 0, eagerly: fields with a batch axis of 0, without running the loop."""
     from zoo.search import sample
 
     model = toy_model(seed=1)

@@ -27,7 +27,14 @@ def test_search_on_a_tiny_preset(preset):
         expected, total = greedy_reference(model, row[:n], int(np.ceil(ratio * n)) + offset)
         assert list(np.asarray(greedy.ids[i, : len(expected)])) == expected
         np.testing.assert_allclose(greedy.log_probs[i], total, rtol=1e-4, atol=1e-4)
-    beam = search(model, SOURCES, beam_size=3, max_length_ratio=ratio, max_length_offset=offset)
+    beam = search(
+        model,
+        SOURCES,
+        beam_size=3,
+        length_penalty=0.0,
+        max_length_ratio=ratio,
+        max_length_offset=offset,
+    )
     lengths = np.asarray(beam.lengths)
     for i, row in enumerate(SOURCES):
         hypothesis = list(np.asarray(beam.ids[i, : lengths[i]]))

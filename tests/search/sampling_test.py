@@ -1,4 +1,4 @@
-"""Sampling (zoo.search.sampling) against the softmax it draws from: a chi-square test of
+"""Sampling (zoo.search.sampling, zoo.search.samplers) against the softmax it draws from: a chi-square test of
 token frequencies, the support of top-k and top-p, reproducibility, keras-hub's names."""
 
 import math
@@ -9,15 +9,14 @@ from search_toy import log_softmax, toy_model
 
 from zoo.constants import END_ID, PAD_ID, START_ID
 from zoo.search import search
-from zoo.search.sampling import (
+from zoo.search.samplers import (
     BeamSampler,
     GreedySampler,
     RandomSampler,
     TopKSampler,
     TopPSampler,
-    sample,
-    shaped_logits,
 )
+from zoo.search.sampling import sample, shaped_logits
 
 V = 7
 # From START the next token has fixed probabilities (mix=0: a Markov chain of the previous

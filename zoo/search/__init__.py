@@ -1,36 +1,40 @@
 """zoo.search: greedy and beam search (with n-best lists, length and coverage penalties) and
-sampling (temperature, top-k, top-p) over a model's decoder step (docs/design.md)."""
+sampling (temperature, top-k, top-p) over a model's decoder step (docs/design.md).
 
-from zoo.search.decoding import (
-    beam_search,
-    greedy_search,
-    length_penalty_factor,
-    search,
-    search_function,
-)
-from zoo.search.sampling import (
+`search(model, source_ids, ...)` is the entry; `SearchSettings` lists its settings, whose
+defaults live in `zoo.search.defaults`; `samplers` holds keras-hub's sampler names.
+"""
+
+from zoo.search import defaults, samplers
+from zoo.search.compile import search_function
+from zoo.search.decoding import beam_search, greedy_search, search
+from zoo.search.penalties import length_penalty_factor
+from zoo.search.samplers import (
     BeamSampler,
     GreedySampler,
     RandomSampler,
     TopKSampler,
     TopPSampler,
-    check_sampling,
-    sample,
 )
+from zoo.search.sampling import check_sampling, sample
 from zoo.search.search_result import SearchResult
+from zoo.search.settings import SearchSettings
 
 __all__ = [
     "BeamSampler",
     "GreedySampler",
     "RandomSampler",
     "SearchResult",
+    "SearchSettings",
     "TopKSampler",
     "TopPSampler",
-    "check_sampling",
-    "sample",
     "beam_search",
+    "check_sampling",
+    "defaults",
     "greedy_search",
     "length_penalty_factor",
+    "sample",
+    "samplers",
     "search",
     "search_function",
 ]

@@ -16,9 +16,7 @@ pairs for back-translation (Edunov et al. 2018 found sampling and top-k better t
 search there): translate target-language text into the source language with a model of the
 reverse direction, and add the (sampled source, real target) pairs to the training data.
 
-The samplers carry keras-hub's names (`keras_hub.samplers`): `GreedySampler`,
-`BeamSampler(num_beams)`, `RandomSampler(temperature)`, `TopKSampler(k)` and
-`TopPSampler(p)`; each is a callable `sampler(model, source_ids) -> SearchResult`.
+`zoo.search.samplers` wraps search and sampling in keras-hub's sampler names.
 
 Example:
     >>> result = sample(model, source_ids, top_k=10, seed=1)             # doctest: +SKIP
@@ -32,8 +30,11 @@ import numpy as np
 from keras import ops
 
 from zoo.constants import END_ID, PAD_ID, START_ID
-from zoo.search.decoding import _check_source, _checked_options, _Search, empty_result, search
+from zoo.search import defaults
+from zoo.search.compile import empty_result
+from zoo.search.greedy import GreedySearch
 from zoo.search.search_result import SearchResult
+from zoo.search.settings import SearchSettings, check_model, check_source
 
 _NEG_INF = float("-inf")
 
@@ -91,8 +92,8 @@ def sample(
     top_k=None,
     top_p=None,
     seed=None,
-    max_length_ratio=1.5,
-    max_length_offset=10,
+    max_length_ratio=defaults.MAX_LENGTH_RATIO,
+    max_length_offset=defaults.MAX_LENGTH_OFFSET,
 ):
     """Draws one translation per source sentence (see the module docstring).
 
@@ -113,11 +114,17 @@ def sample(
     generator = seed if isinstance(seed, keras.random.SeedGenerator) else _seed_generator(seed)
     # Greedy search's set-up (one row per sentence): the encoded source, the decoder's
     # cache, initial state and loop parameters, each sentence's length limit.
-    options = _checked_options(model, 1, 0.0, max_length_ratio, max_length_offset, False)
-    source_ids = _check_source(source_ids)
+    settings = SearchSettings(
+        beam_size=1,
+        max_length_ratio=max_length_ratio,
+        max_length_offset=max_length_offset,
+        return_attention=False,
+    )
+    check_model(model)
+    source_ids = check_source(source_ids)
     if source_ids.shape[0] == 0:  # known to be empty (eagerly)
         return empty_result(source_ids, return_attention=False)
-    setup = _Search(model, source_ids, options, stop_early=False, skip_ended=False)
+    setup = GreedySearch(model, source_ids, settings, stop_early=False, skip_ended=False)
     decoder, cache, limits = setup.decoder, setup.cache, setup.row_max_lengths
     step_options = {} if setup.params is None else {"params": setup.params}
 
@@ -160,67 +167,3 @@ def sample(
         lengths=out_lengths,
         log_probs=log_probs,
     )
-
-
-class GreedySampler:
-    """keras-hub's name for greedy search: the arg-max token at every step."""
-
-    def __init__(self, max_length_ratio=1.5, max_length_offset=10):
-        self.options = dict(max_length_ratio=max_length_ratio, max_length_offset=max_length_offset)
-
-    def __call__(self, model, source_ids):
-        return search(model, source_ids, beam_size=1, return_attention=False, **self.options)
-
-
-class BeamSampler:
-    """keras-hub's name for beam search with `num_beams` hypotheses (`zoo.search.search`)."""
-
-    def __init__(self, num_beams=5, length_penalty=1.0, max_length_ratio=1.5, max_length_offset=10):
-        self.num_beams = num_beams
-        self.options = dict(
-            length_penalty=length_penalty,
-            max_length_ratio=max_length_ratio,
-            max_length_offset=max_length_offset,
-        )
-
-    def __call__(self, model, source_ids):
-        return search(
-            model, source_ids, beam_size=self.num_beams, return_attention=False, **self.options
-        )
-
-
-class RandomSampler:
-    """Draws from the whole distribution (shaped by `temperature` only)."""
-
-    def __init__(self, temperature=1.0, seed=None, max_length_ratio=1.5, max_length_offset=10):
-        check_sampling(temperature, None, None)
-        self.options = dict(
-            temperature=temperature,
-            seed=seed,
-            max_length_ratio=max_length_ratio,
-            max_length_offset=max_length_offset,
-        )
-
-    def __call__(self, model, source_ids):
-        return sample(model, source_ids, **self.options)
-
-
-class TopKSampler(RandomSampler):
-    """Draws from the `k` most likely tokens (Fan et al. 2018)."""
-
-    def __init__(self, k=5, temperature=1.0, seed=None, max_length_ratio=1.5, max_length_offset=10):
-        super().__init__(temperature, seed, max_length_ratio, max_length_offset)
-        check_sampling(temperature, k, None)
-        self.options["top_k"] = k
-
-
-class TopPSampler(RandomSampler):
-    """Draws from the nucleus: the most likely tokens holding probability `p` (Holtzman et
-    al. 2020)."""
-
-    def __init__(
-        self, p=0.9, temperature=1.0, seed=None, max_length_ratio=1.5, max_length_offset=10
-    ):
-        super().__init__(temperature, seed, max_length_ratio, max_length_offset)
-        check_sampling(temperature, None, p)
-        self.options["top_p"] = p

@@ -1,0 +1,155 @@
+"""What a search is given, checked once: its settings (`SearchSettings`), the source ids
+(`check_source`) and the model (`check_model`).
+
+`search` and `search_function` take the same settings; `SearchSettings` is their one
+argument list (the fields, in order, with their defaults from `zoo.search.defaults`), their
+one description and their one set of checks, and `takes_search_settings` gives both
+functions its fields as their parameters.
+"""
+
+import dataclasses
+import inspect
+import math
+
+import numpy as np
+from keras import ops
+
+from zoo.checks import check_int
+from zoo.search import defaults
+
+MAX_BEAM_SIZE = 1024  # memory grows with it: B * K decoder states and attention rows
+
+
+def _non_negative_float(name, value):
+    if isinstance(value, bool) or not isinstance(value, int | float | np.number):
+        raise ValueError(f"{name} must be a finite float >= 0; received {value!r}.")
+    if not math.isfinite(float(value)) or value < 0:
+        raise ValueError(f"{name} must be a finite float >= 0; received {value}.")
+    return float(value)
+
+
+@dataclasses.dataclass(frozen=True)
+class SearchSettings:
+    """The settings of a greedy or beam search, checked and normalised when made.
+
+    Frozen and hashable: compiled searches are cached by them.
+
+    Attributes:
+        beam_size: K >= 1 (at most `MAX_BEAM_SIZE`); 1 is greedy search (exactly the
+            arg-max decoder).
+        length_penalty: alpha >= 0 of GNMT's `((5 + |Y|) / 6) ** alpha`; 0 ranks by the
+            plain sum of log-probabilities.
+        max_length_ratio, max_length_offset: sentence b emits at most
+            `max(1, ceil(ratio * n_b) + offset)` tokens, END included (n_b: its number of
+            non-pad source ids).
+        return_attention: also return the attention weights of the chosen hypotheses.
+        jit_compile: run the search loop compiled with XLA.
+        n_best: None for the best hypothesis of each sentence; an int 1 <= n <= beam_size
+            for its n best, best first (the search then runs until none of them can change).
+        coverage_penalty: beta >= 0 of GNMT's `cp = beta * sum_j log(min(c_j, 1))` (Wu et
+            al. 2016, eq. 14; c_j: a hypothesis' attention on source word j summed over its
+            steps, END included, floored at `COVERAGE_FLOOR`), added to the rank of finished
+            hypotheses in beam search; it favours translations that cover the source.
+
+    Example:
+        >>> SearchSettings(beam_size=1).length_penalty == defaults.LENGTH_PENALTY
+        True
+    """
+
+    beam_size: int = defaults.BEAM_SIZE
+    length_penalty: float = defaults.LENGTH_PENALTY
+    max_length_ratio: float = defaults.MAX_LENGTH_RATIO
+    max_length_offset: int = defaults.MAX_LENGTH_OFFSET
+    return_attention: bool = True
+    jit_compile: bool = False
+    n_best: int | None = None
+    coverage_penalty: float = defaults.COVERAGE_PENALTY
+
+    def __post_init__(self):
+        beam_size = check_int(None, "beam_size", self.beam_size)
+        if beam_size > MAX_BEAM_SIZE:
+            raise ValueError(
+                f"beam_size must be at most {MAX_BEAM_SIZE}; received {beam_size}: the search "
+                "holds beam_size hypotheses per sentence, each with its decoder state and "
+                "attention (beams above 10-20 rarely translate better)."
+            )
+        n_best = self.n_best
+        if n_best is not None and (
+            isinstance(n_best, bool)
+            or not isinstance(n_best, int | np.integer)
+            or not 1 <= n_best <= beam_size
+        ):
+            raise ValueError(
+                f"n_best must be None or an int in [1, beam_size={beam_size}]; received "
+                f"{n_best!r}: beam search keeps beam_size finished hypotheses per sentence."
+            )
+        checked = {
+            "beam_size": beam_size,
+            "length_penalty": _non_negative_float("length_penalty", self.length_penalty),
+            "max_length_ratio": _non_negative_float("max_length_ratio", self.max_length_ratio),
+            "max_length_offset": check_int(
+                None, "max_length_offset", self.max_length_offset, minimum=0
+            ),
+            "return_attention": bool(self.return_attention),
+            "jit_compile": bool(self.jit_compile),
+            "n_best": None if n_best is None else int(n_best),
+            "coverage_penalty": _non_negative_float("coverage_penalty", self.coverage_penalty),
+        }
+        for name, value in checked.items():
+            object.__setattr__(self, name, value)
+
+
+def takes_search_settings(function):
+    """Gives `function(leading..., *settings, **settings)` the signature
+    `function(leading..., beam_size=..., ...)` with `SearchSettings`' fields, in order and
+    with their defaults (what `help` and `inspect.signature` show); the function passes
+    `*settings, **settings` to `SearchSettings`."""
+    leading = [
+        parameter
+        for parameter in inspect.signature(function).parameters.values()
+        if parameter.kind not in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD)
+    ]
+    fields = [
+        inspect.Parameter(
+            field.name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=field.default
+        )
+        for field in dataclasses.fields(SearchSettings)
+    ]
+    function.__signature__ = inspect.Signature(leading + fields)
+    return function
+
+
+def check_source(source_ids):
+    """`source_ids` as a (B, Ts) int32 tensor; a ValueError for another rank or dtype."""
+    if not hasattr(source_ids, "shape") or not hasattr(source_ids, "dtype"):
+        source_ids = np.asarray(source_ids)
+    shape = tuple(source_ids.shape)
+    if len(shape) != 2:
+        raise ValueError(
+            f"source_ids must have shape (batch, source_len), got shape {shape} "
+            f"(rank {len(shape)}). Wrap a single sentence as [ids]."
+        )
+    dtype = str(getattr(source_ids.dtype, "name", source_ids.dtype))
+    if "int" not in dtype:
+        raise ValueError(f"source_ids must hold integer token ids, got dtype {dtype}.")
+    return ops.cast(source_ids, "int32")
+
+
+def check_model(model):
+    """The model's (encoder, decoder) layers; a ValueError when it lacks them or the decoder
+    lacks the step functions search needs (docs/design.md)."""
+    try:
+        encoder = model.get_layer("encoder")
+        decoder = model.get_layer("decoder")
+    except (ValueError, AttributeError) as error:
+        raise ValueError(
+            "search expects a keras.Model with layers named 'encoder' and 'decoder' "
+            f"(docs/design.md), got {type(model).__name__}: {error}"
+        ) from None
+    missing = [name for name in ("prepare", "initial_state", "step") if not hasattr(decoder, name)]
+    if missing:
+        raise ValueError(
+            f"the decoder layer {type(decoder).__name__} lacks {missing}; search needs "
+            "prepare/initial_state/step (docs/design.md)."
+        )
+    return encoder, decoder
