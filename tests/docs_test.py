@@ -1,0 +1,165 @@
+"""The user documentation holds: the Python code of README.md and docs/*.md runs, and the
+pages' links, commands and markers are what the rest of the repository expects.
+
+Each page's ```python blocks run top to bottom in one namespace, as a reader pastes them,
+in a scratch folder whose `saved_models/` holds tiny output folders made here (untrained
+models with small tokenizers, no SavedModel: the code paths are checked, not the
+translations). A block after a `<!-- skip: REASON -->` line only has to compile (it needs,
+say, a trained folder's SavedModel, or trains a model: tests/training and tests/export run
+those paths). ```bash blocks are not run.
+"""
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+SKIP = re.compile(r"^<!--\s*skip:\s*(?P<reason>.+?)\s*-->$")
+LINK = re.compile(r"\]\((?P<target>[^)\s]+)\)")
+# The output folders the pages name: (folder, preset); "quickstart" is a copy of the first.
+FOLDERS = (
+    ("luong_local_general", "luong_local_p_general"),
+    ("bahdanau_rnnsearch", "bahdanau_rnnsearch"),
+)
+MAIN_JOB = 'pip install -e ".[dev]" && python recipes/luong_local_general.py'
+TEST_COMMAND = 'python -m pytest -q -m "not slow" -n 2'
+PAPER_TABLE_START = (
+    "<!-- paper table: python bench/paper_table.py --table-only --readme docs/papers.md -->"
+)
+PAPER_TABLE_END = "<!-- end of the paper table -->"
+
+
+def python_blocks(path):
+    """[(line, code, skip reason or None)] of the ```python blocks of `path`; `line` is
+    the 1-based line of the block's first code line."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    blocks, i = [], 0
+    while i < len(lines):
+        if lines[i].strip() == "```python":
+            previous = next((x.strip() for x in reversed(lines[:i]) if x.strip()), "")
+            skip = SKIP.match(previous)
+            end = i + 1
+            while end < len(lines) and lines[end].strip() != "```":
+                end += 1
+            assert end < len(lines), f"{path.name}:{i + 1}: a ```python block is never closed"
+            blocks.append((i + 2, "\n".join(lines[i + 1 : end]), skip and skip["reason"]))
+            i = end
+        i += 1
+    return blocks
+
+
+def compiled(path, line, code):
+    # Padded so that tracebacks give the line numbers of the page itself.
+    return compile("\n" * (line - 1) + code, str(path), "exec")
+
+
+def runnable(path):
+    return [(line, code) for line, code, skip in python_blocks(path) if skip is None]
+
+
+@pytest.mark.parametrize("path", PAGES, ids=lambda p: p.name)
+def test_every_python_block_compiles(path):
+    for line, code, _ in python_blocks(path):
+        compiled(path, line, code)
+
+
+@pytest.fixture(scope="module")
+def docs_folders(data_dir, tmp_path_factory):
+    """A scratch folder whose saved_models/ holds the output folders the pages name."""
+    import keras
+    from translator_toy import VOCAB_SIZE, read_lines
+
+    from zoo.models import build
+    from zoo.text import train_tokenizer
+    from zoo.translator import Translator
+
+    root = tmp_path_factory.mktemp("docs")
+    source = train_tokenizer("sentencepiece", read_lines("train.de"), vocab_size=VOCAB_SIZE)
+    target = train_tokenizer("sentencepiece", read_lines("train.en"), vocab_size=VOCAB_SIZE)
+    for seed, (folder, preset) in enumerate(FOLDERS):
+        keras.utils.set_random_seed(seed)
+        model = build(
+            preset,
+            size="tiny",
+            source_vocab_size=source.vocab_size,
+            target_vocab_size=target.vocab_size,
+        )
+        Translator(model, source, target).save(root / "saved_models" / folder, serving=False)
+    shutil.copytree(root / "saved_models" / FOLDERS[0][0], root / "saved_models" / "quickstart")
+    return root
+
+
+@pytest.mark.parametrize("path", [p for p in PAGES if runnable(p)], ids=lambda p: p.name)
+def test_python_blocks_run(path, docs_folders, monkeypatch):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    monkeypatch.chdir(docs_folders)
+    namespace = {"__name__": "__docs__"}
+    try:
+        for line, code in runnable(path):
+            try:
+                exec(compiled(path, line, code), namespace)
+            except Exception as error:
+                raise AssertionError(
+                    f"{path.name}: the python block at line {line} failed: "
+                    f"{type(error).__name__}: {error}"
+                ) from error
+    finally:
+        plt.close("all")
+
+
+@pytest.mark.parametrize("path", PAGES, ids=lambda p: p.name)
+def test_relative_links_point_to_files(path):
+    text = path.read_text(encoding="utf-8")
+    missing = []
+    for match in LINK.finditer(text):
+        target = match["target"].split("#")[0]
+        if not target or re.match(r"^[a-z]+:", target):
+            continue  # an anchor on the same page, or a web address
+        if not (path.parent / target).exists():
+            missing.append(match["target"])
+    assert missing == [], f"{path.name} links to files that do not exist: {missing}"
+
+
+def test_readme_gives_the_two_commands_exactly():
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    assert f"\n    {MAIN_JOB}\n" in text
+    assert f"\n    {TEST_COMMAND}\n" in text  # what CI runs, character for character
+
+
+def test_readme_stays_short():
+    lines = (REPO / "README.md").read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= 220, f"README.md has {len(lines)} lines; the guides in docs/ hold the rest"
+
+
+def test_papers_page_holds_one_paper_table_block():
+    text = (REPO / "docs" / "papers.md").read_text(encoding="utf-8")
+    assert text.count(PAPER_TABLE_START) == 1 and text.count(PAPER_TABLE_END) == 1
+    block = text[text.index(PAPER_TABLE_START) : text.index(PAPER_TABLE_END)]
+    assert "| row | paper row |" in block
+    assert "](paper_table_bleu_by_length.png)" in block
+
+
+def test_site_navigation_lists_every_page():
+    text = (REPO / "mkdocs.yml").read_text(encoding="utf-8")
+    listed = re.findall(r"^\s*- [^:]+: (\S+\.md)\s*$", text, flags=re.MULTILINE)
+    pages = sorted(p.name for p in (REPO / "docs").glob("*.md"))
+    assert sorted(listed) == pages
+    assert listed[0] == "index.md"
+
+
+@pytest.mark.parametrize(
+    "path",
+    [*PAGES, REPO / "CHANGELOG.md", REPO / "CONTRIBUTING.md", REPO / "saved_models" / "README.md"],
+    ids=lambda p: p.name,
+)
+def test_pages_speak_of_the_software(path):
+    text = path.read_text(encoding="utf-8")
+    history = re.findall(r"[Ss]essions? [0-9]+|[Ii]ssues? [0-9]+", text)
+    assert history == [], f"{path.name} names development history: {history}"
