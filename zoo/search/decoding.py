@@ -24,8 +24,8 @@ def search(model, source_ids, *settings, **named_settings):
             is its number of non-pad ids.
         beam_size, length_penalty, max_length_ratio, max_length_offset, return_attention,
         jit_compile, n_best, coverage_penalty: the fields of `SearchSettings`, which
-            describes them; their defaults are `zoo.search.defaults`' (beam 5, length
-            penalty 1.0), what the recipes and the command line use. With `jit_compile`
+            describes them; their defaults are `zoo.search.defaults`', the settings the
+            recipes, the Translator and the command line use. With `jit_compile`
             the compiled search is cached per model and settings; it retraces per distinct
             source shape.
     Returns:

@@ -20,7 +20,6 @@ reverse direction, and add the (sampled source, real target) pairs to the traini
 
 Example:
     >>> result = sample(model, source_ids, top_k=10, seed=1)             # doctest: +SKIP
-    >>> TopPSampler(p=0.9, seed=1)(model, source_ids).ids                   # doctest: +SKIP
 """
 
 import math
