@@ -26,12 +26,12 @@ from zoo.errors import UsageError, exit_on_user_error
 from zoo.json_files import write_json
 from zoo.models import model_dropout
 from zoo.training.profiles import OPTIMIZER_DESCRIPTIONS
+from zoo.training.time_limit import read_time_plan
 from zoo.workflow import data as recipe_data
 from zoo.workflow.arguments import make_parser, resolve_defaults
 from zoo.workflow.report import evaluate_and_report
 
 RUN_FILE = "run.json"
-TIME_PLAN_FILE = "time_plan.json"  # in checkpoints/: TimeLimit's halving plan, kept on resume
 # Flags that may change between a run and its resumption (all others must stay the same).
 RESUMABLE_CHANGES = frozenset(
     {
@@ -250,37 +250,23 @@ def _run(build_model, args, strategy, chief, say, started):
     return metrics
 
 
-def _time_limit(args, optimizer, strategy, out, say):
-    """The run's `TimeLimit` (None without --max-minutes) and the halving plan a resumed
-    run keeps (None if there is none), applied to the optimizer's schedule."""
-    schedule = training.halving_schedule(optimizer)
-    plan_path = os.path.join(out, "checkpoints", TIME_PLAN_FILE)
-    plan = training.restore_time_plan(plan_path, schedule) if args.resume else None
-    if plan and plan["decay_after_epochs"] != plan["configured_decay_after_epochs"]:
+def _say_time_plan(args, out, say):
+    """Says when a resumed run keeps the halving plan its time limit made (`train` applies
+    it from checkpoints/time_plan.json)."""
+    path = os.path.join(out, "checkpoints", training.TIME_PLAN_FILE)
+    if not args.resume or not os.path.exists(path):
+        return
+    plan = read_time_plan(path)
+    if plan["decay_after_epochs"] != plan.get("configured_decay_after_epochs"):
         say(
             f"Keeping this run's time plan: halving after epoch {plan['decay_after_epochs']} "
-            f"(made for {plan['epochs']} epochs; {plan_path})"
+            f"(made for {plan.get('epochs')} epochs; {path})"
         )
-    if not args.max_minutes:
-        return None, plan
-    # A new plan only on one machine: workers timing their own steps could plan differently.
-    planning = schedule is not None and args.strategy != "multiworker"
-    limit = training.TimeLimit(
-        args.max_minutes,
-        schedule=schedule if planning else None,
-        epochs=args.epochs,
-        plan_path=plan_path if planning and training.is_chief(strategy) else None,
-        plan=plan,
-        verbose=int(say.enabled),
-    )
-    return limit, plan
 
 
 def _train(args, model, optimizer, data, strategy, out, say, callbacks):
     train_data, val_data, steps_per_epoch = data
-    limit, plan = _time_limit(args, optimizer, strategy, out, say)
-    if limit is not None:
-        callbacks = [*callbacks, limit]
+    _say_time_plan(args, out, say)
     cap = f", at most {args.max_steps} steps" if args.max_steps else ""
     if args.label_smoothing:
         cap += f", label smoothing {args.label_smoothing}"
@@ -295,6 +281,7 @@ def _train(args, model, optimizer, data, strategy, out, say, callbacks):
         out_dir=out,
         optimizer=optimizer,
         epochs=args.epochs,
+        max_minutes=args.max_minutes or 0,  # its TimeLimit and halving plan; 0: no limit
         max_steps=args.max_steps,
         steps_per_epoch=steps_per_epoch,
         checkpoint_every=args.checkpoint_every,
@@ -307,10 +294,7 @@ def _train(args, model, optimizer, data, strategy, out, say, callbacks):
         callbacks=callbacks or None,
         verbose=1 if say.enabled else 0,  # the chief's progress bar
     )
-    # The halving plan fitted to the time limit, or the one restored with it (None: the
-    # schedule ran as configured); the limit holds a restored plan too.
-    summary["time_plan"] = limit.plan if limit is not None else plan
-    return summary
+    return summary  # its "time_plan": the halving plan fitted to the time limit, or None
 
 
 def _translator_settings(args):
