@@ -1,18 +1,17 @@
-"""The papers' optimisers, chosen by name, from one table (`OPTIMIZER_SETTINGS`).
+"""The papers' optimisers, chosen by name, from one table: `OPTIMIZER_SETTINGS`.
 
-- "bahdanau": Bahdanau et al. 2014, appendix A.2.2: Adadelta (rho 0.95, eps 1e-6), the
-  gradient norm renormalised to at most 1, on a sentence's summed cost.
-- "luong": Luong et al. 2015, section 4.1: SGD at learning rate 1, halved every epoch after
-  epoch 5 (after 8 for the models with dropout), the gradient norm rescaled to 5, on a
-  sentence's summed loss (as tensorflow/nmt reproduced it).
-- "adam": Adam at 1e-3, for quick runs (not the papers' choice), on the mean per token.
+- "bahdanau": the Adadelta of Bahdanau et al. 2014, appendix A.2.2;
+- "luong": the SGD of Luong et al. 2015, section 4.1, with its halving rule;
+- "adam": Adam, for quick runs (not the papers' choice).
 
-`make_optimizer` builds them, `default_loss_normalization` and `luong_decay_after` read the
-table, and `describe_optimizer` renders the one-line descriptions of help texts and run
-logs (`zoo.training.profiles.OPTIMIZER_DESCRIPTIONS`), so the numbers live here alone.
-`decay_after_epochs=N` gives any of them Luong's halving rule: the learning rate is halved
-every epoch after the first N (for "luong" it replaces the paper's 5 / 8). Uniform
-initialisation in [-0.1, 0.1] belongs to the model presets, not here.
+The table holds their numbers (learning rate, rho and epsilon, gradient-norm clipping, the
+halving rule, the loss normalisation they are meant for, the source) and nothing else does:
+`make_optimizer` builds from it, `default_loss_normalization` and `luong_decay_after` read
+it, and `describe_optimizer` renders the one-line descriptions of help texts and run logs
+(`zoo.training.profiles.OPTIMIZER_DESCRIPTIONS`). `decay_after_epochs=N` gives any of them
+Luong's halving rule: the learning rate is halved every epoch after the first N (for "luong"
+it replaces the paper's own). Uniform initialisation in [-0.1, 0.1] belongs to the model
+presets, not here.
 
 All three are the optimizers Keras ships (`keras.optimizers.Adadelta`, `SGD`, `Adam`). A
 hand-fused Adam/Adadelta update was tried and removed: in one process, alternating, Keras's
@@ -91,7 +90,7 @@ def own_decay_after(name, dropout=0.0):
 
 
 def luong_decay_after(dropout):
-    """Epochs before Luong's SGD starts halving: 5, or 8 when the model has dropout (§4.1)."""
+    """Epochs before Luong's SGD starts halving, later when the model has dropout (§4.1)."""
     return own_decay_after("luong", dropout)
 
 
@@ -133,20 +132,19 @@ def make_optimizer(
     clipnorm=None,
     decay_after_epochs=None,
 ):
-    """Returns the Keras optimizer called `name`, as `OPTIMIZER_SETTINGS` describes it.
+    """Returns the Keras optimizer called `name`, as `OPTIMIZER_SETTINGS` sets it.
 
     Args:
         name: "bahdanau", "luong" or "adam".
         steps_per_epoch: optimizer steps per epoch; required for "luong" and with
             `decay_after_epochs` (the halving is counted in steps).
-        dropout: the model's dropout rate; "luong" starts halving after epoch 8 instead of 5
-            when it is > 0.
+        dropout: the model's dropout rate; "luong" starts halving later when it is > 0
+            (`decay_after_with_dropout`).
         learning_rate: overrides the initial learning rate (a float).
         clipnorm: overrides the global gradient-norm clipping threshold.
         decay_after_epochs: halve the learning rate every epoch after this many epochs
             (`LuongSchedule`, counted in steps, so it needs `steps_per_epoch`). None keeps
-            the optimizer's own rule: constant for "bahdanau" and "adam", 5 (8 with dropout)
-            for "luong".
+            the optimizer's own rule (the table's `decay_after`; None: a constant rate).
     """
     settings = _settings(name)
     if decay_after_epochs is None:

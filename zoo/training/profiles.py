@@ -6,12 +6,11 @@ profile of the model's family, `model_family`). The command line (`zoo.workflow.
 renders these values in `--help`; it holds none of its own.
 
 - `TRAINING_DEFAULTS`: the best settings found for Multi30k on a 2-core CPU within an hour
-  (measured results: docs/training.md): Adam, batches of 64, the learning rate halved every
-  epoch after `decay_after` epochs, and a 60-minute limit.
-- `PAPER_TRAINING` (`--optimizer paper`): Bahdanau et al. 2014 appendix A.2.2 (Adadelta,
-  batches of 80) and Luong et al. 2015 section 4.1 (SGD at 1.0, batches of 128, 12 epochs
-  with dropout, halving after epoch 8 by the optimizer's own rule), both on the summed
-  cross-entropy of a sentence (loss normalisation "sentences").
+  (measured results: docs/training.md): Adam, with its learning rate halved every epoch
+  after `decay_after` epochs, and a time limit.
+- `PAPER_TRAINING` (`--optimizer paper`): each paper's own optimizer (its halving rule and
+  loss normalisation come with it), batch size and epochs, without a time limit: Bahdanau
+  et al. 2014 appendix A.2.2, Luong et al. 2015 section 4.1.
 
 A profile's optimizer settings (learning rate, clipping, halving rule, loss normalisation)
 are those of its optimizer's name in `zoo.training.optimizers.OPTIMIZER_SETTINGS`.
