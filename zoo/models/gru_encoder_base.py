@@ -3,9 +3,9 @@
 import keras
 from keras import ops
 
-from zoo.checks import check_int, check_rate
+from zoo.checks import check_rate
 from zoo.constants import PAD_ID
-from zoo.models.checks import check_ids_rank
+from zoo.models.checks import check_ids_rank, check_sizes
 
 
 class GRUEncoderBase(keras.layers.Layer):
@@ -27,9 +27,8 @@ class GRUEncoderBase(keras.layers.Layer):
     def __init__(self, vocab_size, embedding_dim, units, reset_after=True, dropout=0.0, **kwargs):
         super().__init__(**kwargs)
         name = type(self).__name__
-        self.vocab_size = check_int(name, "vocab_size", vocab_size)
-        self.embedding_dim = check_int(name, "embedding_dim", embedding_dim)
-        self.units = check_int(name, "units", units)
+        sizes = check_sizes(name, vocab_size, embedding_dim, units)
+        self.vocab_size, self.embedding_dim, self.units = sizes
         self.reset_after = bool(reset_after)
         self.dropout = check_rate(name, "dropout", dropout)
         self.embedding = keras.layers.Embedding(

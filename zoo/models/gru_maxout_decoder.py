@@ -5,6 +5,7 @@ import keras
 from keras import ops
 
 from zoo.checks import check_int, check_rate
+from zoo.models.checks import check_sizes
 from zoo.models.decoder_base import DecoderBase
 from zoo.models.maxout import Maxout
 from zoo.models.recurrence import gru_params
@@ -42,9 +43,8 @@ class GRUMaxoutDecoder(DecoderBase):
     ):
         super().__init__(**kwargs)
         name = type(self).__name__
-        self.vocab_size = check_int(name, "vocab_size", vocab_size)
-        self.embedding_dim = check_int(name, "embedding_dim", embedding_dim)
-        self.units = check_int(name, "units", units)
+        sizes = check_sizes(name, vocab_size, embedding_dim, units)
+        self.vocab_size, self.embedding_dim, self.units = sizes
         self.maxout_units = check_int(name, "maxout_units", maxout_units)
         self.reset_after = bool(reset_after)
         self.dropout = check_rate(name, "dropout", dropout)

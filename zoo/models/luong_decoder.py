@@ -3,9 +3,10 @@
 import keras
 from keras import ops
 
-from zoo.checks import check_int, check_rate
+from zoo.checks import check_rate
 from zoo.layers import AttentionBase, LocalAttention
 from zoo.layers.initializers import uniform_or_default
+from zoo.models.checks import check_sizes
 from zoo.models.decoder_base import DecoderBase
 from zoo.models.lstm_stack import check_num_layers, stack_dropouts, stack_lstm, uniform_embedding
 from zoo.models.recurrence import (
@@ -84,9 +85,8 @@ class LuongDecoder(DecoderBase):
     ):
         super().__init__(**kwargs)
         name = type(self).__name__
-        self.vocab_size = check_int(name, "vocab_size", vocab_size)
-        self.embedding_dim = check_int(name, "embedding_dim", embedding_dim)
-        self.units = check_int(name, "units", units)
+        sizes = check_sizes(name, vocab_size, embedding_dim, units)
+        self.vocab_size, self.embedding_dim, self.units = sizes
         self.num_layers = check_num_layers(name, num_layers)
         self.dropout = check_rate(name, "dropout", dropout)
         if isinstance(attention, dict):

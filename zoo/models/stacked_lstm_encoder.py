@@ -3,10 +3,10 @@
 import keras
 from keras import ops
 
-from zoo.checks import check_int, check_rate
+from zoo.checks import check_rate
 from zoo.constants import PAD_ID
 from zoo.layers.initializers import uniform_or_default
-from zoo.models.checks import check_ids_rank
+from zoo.models.checks import check_ids_rank, check_sizes
 from zoo.models.lstm_stack import check_num_layers, stack_dropouts, stack_lstm, uniform_embedding
 from zoo.models.recurrence import run_rnn
 from zoo.models.reversal import lengths_from_mask, reverse_padded
@@ -66,9 +66,8 @@ class StackedLSTMEncoder(keras.layers.Layer):
     ):
         super().__init__(**kwargs)
         name = type(self).__name__
-        self.vocab_size = check_int(name, "vocab_size", vocab_size)
-        self.embedding_dim = check_int(name, "embedding_dim", embedding_dim)
-        self.units = check_int(name, "units", units)
+        sizes = check_sizes(name, vocab_size, embedding_dim, units)
+        self.vocab_size, self.embedding_dim, self.units = sizes
         self.num_layers = check_num_layers(name, num_layers)
         self.dropout = check_rate(name, "dropout", dropout)
         self.reverse_source = bool(reverse_source)
