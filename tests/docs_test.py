@@ -163,3 +163,17 @@ def test_pages_speak_of_the_software(path):
     text = path.read_text(encoding="utf-8")
     history = re.findall(r"[Ss]essions? [0-9]+|[Ii]ssues? [0-9]+", text)
     assert history == [], f"{path.name} names development history: {history}"
+
+
+def test_decoding_guide_states_the_library_search_defaults():
+    from zoo.search import defaults
+
+    text = (REPO / "docs" / "decoding.md").read_text(encoding="utf-8")
+    stated = dict(re.findall(r"^\| (`[a-z_`, ]+`) \| ([^|]+?) \|", text, flags=re.MULTILINE))
+    for names, values in stated.items():
+        names = re.findall(r"`(\w+)`", names)
+        values = [float(v) for v in values.split(",")]
+        assert values == [float(defaults.SEARCH_DEFAULTS[n]) for n in names], names
+    assert sorted(n for key in stated for n in re.findall(r"`(\w+)`", key)) == sorted(
+        defaults.SEARCH_DEFAULTS
+    )
