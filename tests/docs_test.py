@@ -177,3 +177,23 @@ def test_decoding_guide_states_the_library_search_defaults():
     assert sorted(n for key in stated for n in re.findall(r"`(\w+)`", key)) == sorted(
         defaults.SEARCH_DEFAULTS
     )
+
+
+def test_training_guide_states_the_library_training_profiles():
+    from zoo.training import profiles
+
+    text = (REPO / "docs" / "training.md").read_text(encoding="utf-8")
+    for family in profiles.FAMILIES:
+        row = re.search(rf"^\| {family.capitalize()} recipes \|(.+)$", text, re.MULTILINE)
+        assert row, f"training.md has no table row for the {family} recipes"
+        default, paper = row[1].split("|")[:2]
+        for cell, profile in (
+            (default, profiles.training_profile(family)),
+            (paper, profiles.training_profile(family, paper=True)),
+        ):
+            assert f"batches of {profile['batch_size']}," in cell, (family, cell)
+            assert f"{profile['epochs']} epochs" in cell, (family, cell)
+            if profile["decay_after"] is not None:
+                assert f"after epoch {profile['decay_after']}," in cell, (family, cell)
+            limit = profile["max_minutes"]
+            assert (f"at most {limit:g} minutes" if limit else "no time limit") in cell
