@@ -22,6 +22,11 @@ def test_batches_run_longest_first_and_results_come_back_in_input_order():
     # Longest first by characters; equal lengths keep their input order.
     assert seen == [(0, ["dddd", "eee", "bb"]), (3, ["cc", "ff", "a"]), (6, [""])]
     assert run_in_batches([], 3, call) == []
+    # Lengths the caller counted (tokens) decide instead of characters.
+    seen.clear()
+    counted = run_in_batches(sentences, 4, call, lengths=[1, 1, 0, 1, 3, 1, 2])
+    assert counted == outputs
+    assert seen == [(0, ["cc", "ff", "bb", "a"]), (4, ["dddd", "eee", ""])]
 
 
 def test_check_sentences_names_what_it_received():

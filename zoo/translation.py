@@ -120,19 +120,24 @@ def to_translation(sentence, outputs):
     )
 
 
-def run_in_batches(sentences, batch_size, call, progress=False):
+def run_in_batches(sentences, batch_size, call, progress=False, lengths=None):
     """Runs `call(strings, start)` over `sentences` (a checked list of str) in batches of
-    `batch_size`, longest sentence (in characters) first, and returns one dict of NumPy
-    values per sentence, in input order.
+    `batch_size`, longest first, and returns one dict of NumPy values per sentence, in
+    input order.
 
     Sorting puts sentences of similar lengths together, so a batch pads little; the order
-    is stable, so equal inputs give equal batches. `strings` is a `tf.string` (b,) batch
-    and `start` its position in the sorted order; `call` returns a dict of (b, ...) values.
-    `progress` shows a tqdm bar of the sentences done."""
+    is stable, so equal inputs give equal batches. `lengths` are the sentences' lengths in
+    source tokens where the caller can count them (the `Translator`; a batch's padding is
+    what its token counts differ by, which character counts only approximate), else None:
+    their lengths in characters (a SavedModel keeps its tokenizer inside its graph). `strings` is a `tf.string` (b,) batch and `start` its
+    position in the sorted order; `call` returns a dict of (b, ...) values. `progress`
+    shows a tqdm bar of the sentences done."""
     import tensorflow as tf
     from tqdm.auto import tqdm
 
-    order = sorted(range(len(sentences)), key=lambda i: -len(sentences[i]))
+    if lengths is None:
+        lengths = [len(sentence) for sentence in sentences]
+    order = sorted(range(len(sentences)), key=lambda i: -int(lengths[i]))
     outputs = [None] * len(sentences)
     with tqdm(total=len(sentences), unit="sent", desc="translate", disable=not progress) as bar:
         for start in range(0, len(order), batch_size):

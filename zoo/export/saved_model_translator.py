@@ -56,8 +56,9 @@ class SavedModelTranslator:
         )
 
     def _run(self, sentences, beam_size, batch_size, progress, endpoint=None):
-        """Runs `endpoint(strings, start)` (default: the endpoint of `beam_size`) over sorted
-        batches (`zoo.translation.run_in_batches`, as the `Translator` batches)."""
+        """Runs `endpoint(strings, start)` (default: the endpoint of `beam_size`) over batches
+        sorted by length (`zoo.translation.run_in_batches`, the `Translator`'s runner; here
+        by characters: the tokenizers are inside the SavedModel's graph)."""
         sentences = check_sentences(sentences)
         if endpoint is None:
             chosen = self._endpoint(beam_size)

@@ -95,8 +95,9 @@ class Translator(OutputFolder):
     settings the recipes deliver: `Translator(model, source_tokenizer, target_tokenizer)`
     translates as `Translator.from_directory` does on a recipe's output folder.
 
-    Sentences are sorted by length before batching (`zoo.translation.run_in_batches`: less
-    padding, faster search) and returned in input order. Each beam size compiles one
+    Sentences are sorted by their number of tokens before batching
+    (`zoo.translation.run_in_batches`: less padding, faster search) and returned in input
+    order. Each beam size compiles one
     `tf.function` (strings -> outputs, batch size and length dynamic), traced once and
     reused by every later call.
 
@@ -202,9 +203,10 @@ class Translator(OutputFolder):
         batch_size = self.setting("batch_size", batch_size)
         if not sentences:
             return sentences, []
+        lengths = self.source_lengths(sentences)
         limit = self.source_limit()
         if limit is not None:
-            _warn_past_limit(limit, self.source_lengths(sentences))
+            _warn_past_limit(limit, lengths)
         function = make()
 
         def call(strings, start):
@@ -220,7 +222,7 @@ class Translator(OutputFolder):
                 function = make()
                 return function(strings)
 
-        return sentences, run_in_batches(sentences, batch_size, call, progress)
+        return sentences, run_in_batches(sentences, batch_size, call, progress, lengths)
 
     def source_lengths(self, sentences):
         """NumPy int array: the number of source tokens of each sentence."""
