@@ -5,6 +5,8 @@ import sys
 
 from zoo.checks import positive_int
 from zoo.cli.flags import add_debug_flag, add_model_file_flag
+from zoo.evaluation import forced_alignments
+from zoo.workflow.flag_types import library_default
 
 
 def add_aer_command(commands):
@@ -29,7 +31,10 @@ def add_aer_command(commands):
         "--output", default=None, help="also write the predicted alignments (Pharaoh) here"
     )
     aer.add_argument(
-        "--batch-size", type=positive_int, default=32, help="pairs per pass (%(default)s)"
+        "--batch-size",
+        type=positive_int,
+        default=library_default(forced_alignments, "batch_size"),
+        help="pairs per pass (default: %(default)s)",
     )
     add_model_file_flag(aer)
     add_debug_flag(aer)
@@ -45,7 +50,7 @@ def run_aer(args, out=None):
     out = sys.stdout if out is None else out
     import keras
 
-    from zoo.evaluation import alignment_error_rate, forced_alignments, format_pharaoh, parse_gold
+    from zoo.evaluation import alignment_error_rate, format_pharaoh, parse_gold
     from zoo.text import load_tokenizer
     from zoo.translator import SOURCE_TOKENIZER_DIR, TARGET_TOKENIZER_DIR, Translator
 

@@ -5,6 +5,10 @@ import sys
 
 from zoo.checks import positive_int
 from zoo.cli.flags import add_debug_flag
+from zoo.training import average_checkpoints
+from zoo.translator import MODEL_FILE
+from zoo.workflow.flag_types import library_default
+from zoo.workflow.selection import AVERAGED_FILE
 
 
 def add_average_command(commands):
@@ -17,11 +21,14 @@ def add_average_command(commands):
     )
     average.add_argument("model_dir", metavar="MODEL_DIR", help="a zoo output folder")
     average.add_argument(
-        "--last", type=positive_int, default=3, help="how many checkpoints (default: %(default)s)"
+        "--last",
+        type=positive_int,
+        default=library_default(average_checkpoints, "last"),
+        help="how many checkpoints (default: %(default)s)",
     )
     average.add_argument(
         "--output",
-        default="model.averaged.keras",
+        default=AVERAGED_FILE,
         help="file name inside MODEL_DIR (default: %(default)s)",
     )
     add_debug_flag(average)
@@ -32,11 +39,9 @@ def run_average(args, out=None):
     out = sys.stdout if out is None else out
     import keras
 
-    from zoo.training import average_checkpoints
-
-    path = os.path.join(args.model_dir, "model.keras")
+    path = os.path.join(args.model_dir, MODEL_FILE)
     if not os.path.isfile(path):
-        raise ValueError(f"{args.model_dir} is not a zoo output folder: no model.keras.")
+        raise ValueError(f"{args.model_dir} is not a zoo output folder: no {MODEL_FILE}.")
     model = keras.models.load_model(path)
     used = average_checkpoints(model, os.path.join(args.model_dir, "checkpoints"), args.last)
     target = os.path.join(args.model_dir, args.output)

@@ -6,6 +6,8 @@ import sys
 from zoo.checks import non_negative_int, positive_int
 from zoo.cli.flags import add_search_flags
 from zoo.cli.loading import load_translator
+from zoo.server import MAX_REQUEST_BYTES, make_server
+from zoo.workflow.flag_types import library_default
 
 
 def add_serve_command(commands):
@@ -23,15 +25,20 @@ def add_serve_command(commands):
         "settings are those fixed at export)",
     )
     serve.add_argument(
-        "--host", default="127.0.0.1", help="address to listen on (default: %(default)s)"
+        "--host",
+        default=library_default(make_server, "host"),
+        help="address to listen on (default: %(default)s)",
     )
     serve.add_argument(
-        "--port", type=non_negative_int, default=8080, help="port (default: %(default)s; 0: any)"
+        "--port",
+        type=non_negative_int,
+        default=library_default(make_server, "port"),
+        help="port (default: %(default)s; 0: any)",
     )
     serve.add_argument(
         "--max-request-bytes",
         type=positive_int,
-        default=1 << 20,
+        default=MAX_REQUEST_BYTES,
         help="largest request body accepted (default: %(default)s)",
     )
     add_search_flags(serve)
@@ -40,8 +47,6 @@ def add_serve_command(commands):
 def run_serve(args, out=None, ready=None):
     """Serves until Ctrl-C. `ready(server)` (for tests) is called once it listens."""
     out = sys.stdout if out is None else out
-    from zoo.server import make_server
-
     translator = load_translator(args)
     server = make_server(
         translator,

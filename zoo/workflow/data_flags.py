@@ -2,15 +2,15 @@
 the length filter and the batching."""
 
 from zoo.checks import positive_int
-from zoo.data import BATCHINGS, DEFAULT_SHUFFLE_BUFFER
+from zoo.data import BATCHINGS, DEFAULT_SHUFFLE_BUFFER, make_dataset
 from zoo.data.corpora import CORPORA, DEFAULT_CORPUS, corpora_help
 from zoo.models.presets import DEFAULT_VOCAB_SIZES
 from zoo.text import KINDS
 from zoo.workflow.defaults import test_split_help
+from zoo.workflow.flag_types import library_default
 
 DEFAULT_VOCAB_SIZE = 8000
 DEFAULT_TOKENIZER_SAMPLE = 1_000_000
-DEFAULT_MAX_LENGTH = 50  # Luong et al.'s filter
 STREAM_ABOVE_MB = 100  # --streaming auto streams {split} file sets larger than this
 
 
@@ -114,14 +114,14 @@ def add_batching_flags(data):
     data.add_argument(
         "--max-length",
         type=positive_int,
-        default=DEFAULT_MAX_LENGTH,
+        default=library_default(make_dataset, "max_length"),
         help="drop training pairs with more tokens than this on either side (default: "
         "%(default)s, as in Luong et al.)",
     )
     data.add_argument(
         "--batching",
         choices=BATCHINGS,
-        default="pools",
+        default=library_default(make_dataset, "batching"),
         help="how training pairs are grouped into batches to cut padding: pools of "
         "--pool-batches batches sorted by (target, source) length, their batches shuffled "
         "(as fairseq, OpenNMT-py); length buckets of width 2; or plain shuffled batches "
@@ -130,7 +130,7 @@ def add_batching_flags(data):
     data.add_argument(
         "--pool-batches",
         type=positive_int,
-        default=1024,
+        default=library_default(make_dataset, "pool_batches"),
         help="batches per sorted pool with --batching pools; larger pools pad less "
         "(default: %(default)s)",
     )

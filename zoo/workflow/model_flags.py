@@ -11,20 +11,13 @@ import argparse
 from zoo.checks import non_negative_float, non_negative_int, positive_int
 from zoo.models import SIZES, preset_arguments
 from zoo.search import defaults as search_defaults
+from zoo.workflow.flag_types import rate
 
 # Architecture switches, by the name of the preset argument they override.
 ARCHITECTURE_SWITCHES = ("dropout", "reverse_source", "bidirectional", "input_feeding", "window")
 DEFAULT_SWITCHES = {"bahdanau": ("dropout",), "luong": ARCHITECTURE_SWITCHES}
 # The preset whose values a family's help texts show (every preset of a family shares them).
 HELP_PRESET = {"bahdanau": "bahdanau_rnnsearch", "luong": "luong_global_general"}
-
-
-def rate(text):
-    """An argparse type: a number in [0, 1) (dropout, label smoothing)."""
-    value = non_negative_float(text)
-    if value >= 1:
-        raise argparse.ArgumentTypeError(f"expected a number in [0, 1), got {value}")
-    return value
 
 
 def preset_default(family, name):

@@ -9,7 +9,7 @@ them in after parsing, and the help texts render them.
 import argparse
 
 from zoo.checks import non_negative_float, non_negative_int, positive_float, positive_int
-from zoo.training import LOSS_NORMALIZATIONS, PRECISIONS, STRATEGIES
+from zoo.training import LOSS_NORMALIZATIONS, PRECISIONS, STRATEGIES, make_strategy, train
 from zoo.training.optimizers import (
     OPTIMIZER_SETTINGS,
     default_loss_normalization,
@@ -17,7 +17,7 @@ from zoo.training.optimizers import (
     own_decay_after,
 )
 from zoo.training.profiles import OPTIMIZER_DESCRIPTIONS, training_profile
-from zoo.workflow.model_flags import rate
+from zoo.workflow.flag_types import library_default, rate
 
 OPTIMIZER_CHOICES = ("adam", "paper", "bahdanau", "luong")
 
@@ -56,21 +56,28 @@ def own_rule(name):
 
 def optimizer_help(family):
     ours, paper = training_profile(family), training_profile(family, paper=True)
+    default, papers = ours["optimizer"], paper["optimizer"]
     return (
-        f"'adam' (default): {OPTIMIZER_DESCRIPTIONS['adam']}, batches of "
+        f"'{default}' (default): {OPTIMIZER_DESCRIPTIONS[default]}, batches of "
         f"{ours['batch_size']}, {ours['epochs']} epochs, halving after epoch "
         f"{ours['decay_after']}, at most {ours['max_minutes']:g} minutes. 'paper': the paper's "
-        f"{OPTIMIZER_DESCRIPTIONS[family]}, batches of {paper['batch_size']}, "
-        f"{paper['epochs']} epochs, no time limit, the loss summed per sentence (measured on "
-        "Multi30k: docs/papers.md). 'bahdanau' and 'luong' pick either paper's optimizer "
-        "(with the default batch size and epochs). Flags given explicitly override all of these"
+        f"{OPTIMIZER_DESCRIPTIONS[papers]}, batches of {paper['batch_size']}, "
+        f"{paper['epochs']} epochs, no time limit, the loss normalised per "
+        f"{default_loss_normalization(papers)[:-1]} (measured on Multi30k: docs/papers.md). "
+        "'bahdanau' and 'luong' pick either paper's optimizer (with the default batch size and "
+        "epochs). Flags given explicitly override all of these"
     )
 
 
 def add_optimizer_flags(training, family):
     ours = training_profile(family)
+    normalizations = by_optimizer(default_loss_normalization)
+    own_rules = by_optimizer(own_rule, skip=[ours["optimizer"]])
     training.add_argument(
-        "--optimizer", choices=OPTIMIZER_CHOICES, default="adam", help=optimizer_help(family)
+        "--optimizer",
+        choices=OPTIMIZER_CHOICES,
+        default=ours["optimizer"],
+        help=optimizer_help(family),
     )
     training.add_argument(
         "--learning-rate",
@@ -85,16 +92,16 @@ def add_optimizer_flags(training, family):
         help="divide each batch's summed cross-entropy by its target tokens (the mean per "
         "token) or by its sentences (a sentence's summed loss: what the papers' SGD at "
         "learning rate 1.0 and Adadelta minimised; its gradient is about the mean target "
-        f"length times larger). Default: the optimizer's: {by_optimizer(default_loss_normalization)}",
+        f"length times larger). Default: the optimizer's: {normalizations}",
     )
     training.add_argument(
         "--label-smoothing",
         type=rate,
-        default=0.0,
+        default=library_default(train, "label_smoothing"),
         metavar="EPS",
         help="train on label-smoothed cross-entropy: EPS of each target's probability spread "
-        "over the vocabulary (default: 0, as in the papers; 0.1 is common). Perplexity and "
-        "model selection use the plain cross-entropy",
+        "over the vocabulary (default: %(default)g, as in the papers; 0.1 is common). "
+        "Perplexity and model selection use the plain cross-entropy",
     )
     training.add_argument(
         "--decay-after",
@@ -103,7 +110,7 @@ def add_optimizer_flags(training, family):
         metavar="EPOCHS",
         help="halve the learning rate every epoch after this many epochs (Luong et al. "
         f"section 4.1's rule, for any --optimizer; default: {ours['decay_after']} with "
-        f"'{ours['optimizer']}', else the optimizer's own rule: {by_optimizer(own_rule, skip=[ours['optimizer']])})",
+        f"'{ours['optimizer']}', else the optimizer's own rule: {own_rules})",
     )
 
 
@@ -152,7 +159,7 @@ def add_schedule_flags(training, family):
     training.add_argument(
         "--strategy",
         choices=STRATEGIES,
-        default="default",
+        default=library_default(make_strategy, "name"),
         help="default (one device), mirrored (all GPUs of this machine) or multiworker "
         "(MultiWorkerMirroredStrategy; cluster from TF_CONFIG, run the command on each worker)",
     )
@@ -163,14 +170,14 @@ def add_checkpoint_flags(training):
     training.add_argument(
         "--checkpoint-every",
         type=positive_int,
-        default=500,
+        default=library_default(train, "checkpoint_every"),
         help="write a checkpoint every N steps (and at each epoch end); a crash loses at most "
         "N steps (default: %(default)s)",
     )
     training.add_argument(
         "--keep-checkpoints",
         type=positive_int,
-        default=3,
+        default=library_default(train, "keep_checkpoints"),
         help="how many of the newest checkpoints to keep (default: %(default)s); `python -m "
         "zoo average OUT --last N` averages the last N of them into one model",
     )
