@@ -1,9 +1,9 @@
 """The defaults a recipe's flags leave open, filled in from the library after parsing.
 
 - `resolve_defaults(args)`: the languages and test split (the corpus registry,
-  `zoo.data.corpora`), the training
-  profile (`zoo.training.profiles`: the recipes' defaults, or the paper's own settings with
-  `--optimizer paper`), the loss normalisation and the output folder.
+  `zoo.data.corpora`), the training profile (`zoo.training.profiles`: the recipes' defaults,
+  or the paper's own settings with `--optimizer paper`), the loss normalisation and the
+  output folder.
 - `hyperparameters(args, preset)`: the preset's keyword arguments at `--size`
   (`zoo.models.presets`) with the architecture switches given on the command line.
 """
