@@ -8,8 +8,8 @@ translator (its graph and its SavedModel):
     source_ids, source_lengths = preprocessor.encode_source(tf.constant(["Ein Hund."]))
     texts = preprocessor.detokenize(result_ids)
 
-Every method but `source_lengths` is made of TensorFlow ops and runs eagerly, inside
-`tf.function` and in a SavedModel.
+The methods on tensors are made of TensorFlow ops and run eagerly, inside `tf.function`
+and in a SavedModel; `source_lengths` and `source_word_lists` take and give Python lists.
 """
 
 import numpy as np
