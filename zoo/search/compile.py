@@ -11,10 +11,11 @@ import weakref
 
 from keras import ops
 
+from zoo.search import defaults
 from zoo.search.beam import BeamSearch
 from zoo.search.greedy import GreedySearch
 from zoo.search.search_result import SearchResult
-from zoo.search.settings import SearchSettings, check_model, takes_search_settings
+from zoo.search.settings import SearchSettings, check_model
 
 # Compiled (XLA) searches, per model and settings, so that repeated calls reuse them.
 _COMPILED = weakref.WeakKeyDictionary()
@@ -84,8 +85,17 @@ def compiled_search(model, settings):
     return per_model[settings]
 
 
-@takes_search_settings
-def search_function(model, *settings, **named_settings):
+def search_function(
+    model,
+    beam_size=defaults.BEAM_SIZE,
+    length_penalty=defaults.LENGTH_PENALTY,
+    max_length_ratio=defaults.MAX_LENGTH_RATIO,
+    max_length_offset=defaults.MAX_LENGTH_OFFSET,
+    return_attention=True,
+    jit_compile=False,
+    n_best=None,
+    coverage_penalty=defaults.COVERAGE_PENALTY,
+):
     """A `tf.function` `source_ids (None, None) int32 -> SearchResult`, traced once.
 
     Args:
@@ -102,7 +112,16 @@ def search_function(model, *settings, **named_settings):
     """
     import tensorflow as tf
 
-    settings = SearchSettings(*settings, **named_settings)
+    settings = SearchSettings(
+        beam_size,
+        length_penalty,
+        max_length_ratio,
+        max_length_offset,
+        return_attention,
+        jit_compile,
+        n_best,
+        coverage_penalty,
+    )
     check_model(model)
 
     def inner(source_ids):

@@ -10,11 +10,21 @@ encoded source, the decoder step, the length limits), `greedy` and `beam` (the t
 
 from zoo.search import defaults
 from zoo.search.compile import compiled_search, empty_result, padded_search, trim
-from zoo.search.settings import SearchSettings, check_model, check_source, takes_search_settings
+from zoo.search.settings import SearchSettings, check_model, check_source
 
 
-@takes_search_settings
-def search(model, source_ids, *settings, **named_settings):
+def search(
+    model,
+    source_ids,
+    beam_size=defaults.BEAM_SIZE,
+    length_penalty=defaults.LENGTH_PENALTY,
+    max_length_ratio=defaults.MAX_LENGTH_RATIO,
+    max_length_offset=defaults.MAX_LENGTH_OFFSET,
+    return_attention=True,
+    jit_compile=False,
+    n_best=None,
+    coverage_penalty=defaults.COVERAGE_PENALTY,
+):
     """Translates a batch of source sentences with greedy (`beam_size=1`) or beam search.
 
     Args:
@@ -42,7 +52,16 @@ def search(model, source_ids, *settings, **named_settings):
         >>> result.ids  # doctest: +SKIP
         <tf.Tensor: shape=(1, 5), dtype=int32, numpy=array([[9, 4, 8, 2, 0]])>
     """
-    settings = SearchSettings(*settings, **named_settings)
+    settings = SearchSettings(
+        beam_size,
+        length_penalty,
+        max_length_ratio,
+        max_length_offset,
+        return_attention,
+        jit_compile,
+        n_best,
+        coverage_penalty,
+    )
     check_model(model)
     source_ids = check_source(source_ids)
     if source_ids.shape[0] == 0:  # known to be empty (eagerly): nothing to search

@@ -1,14 +1,13 @@
 """What a search is given, checked once: its settings (`SearchSettings`), the source ids
 (`check_source`) and the model (`check_model`).
 
-`search` and `search_function` take the same settings; `SearchSettings` is their one
-argument list (the fields, in order, with their defaults from `zoo.search.defaults`), their
-one description and their one set of checks, and `takes_search_settings` gives both
-functions its fields as their parameters.
+`search` and `search_function` take the same settings, in the order of `SearchSettings`'
+fields and with their defaults from `zoo.search.defaults`; `SearchSettings` is their one
+description and their one set of checks. (The two parameter lists are written out, so that
+editors and `help` show them.)
 """
 
 import dataclasses
-import inspect
 import math
 
 import numpy as np
@@ -97,26 +96,6 @@ class SearchSettings:
         }
         for name, value in checked.items():
             object.__setattr__(self, name, value)
-
-
-def takes_search_settings(function):
-    """Gives `function(leading..., *settings, **settings)` the signature
-    `function(leading..., beam_size=..., ...)` with `SearchSettings`' fields, in order and
-    with their defaults (what `help` and `inspect.signature` show); the function passes
-    `*settings, **settings` to `SearchSettings`."""
-    leading = [
-        parameter
-        for parameter in inspect.signature(function).parameters.values()
-        if parameter.kind not in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD)
-    ]
-    fields = [
-        inspect.Parameter(
-            field.name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=field.default
-        )
-        for field in dataclasses.fields(SearchSettings)
-    ]
-    function.__signature__ = inspect.Signature(leading + fields)
-    return function
 
 
 def check_source(source_ids):
