@@ -196,3 +196,15 @@ def test_wrong_mask_length_raises():
     q, m, _ = ref.random_inputs(0, B, TS, DQ, DM)
     with pytest.raises(ValueError, match="mask"):
         BahdanauAttention(units=UNITS)(q, m, mask=np.ones((B, TS + 1), bool))
+
+
+def test_keys_of_an_unbuilt_layer_are_a_clear_error():
+    from zoo.layers import LocalAttention, LuongAttention
+
+    memory = np.zeros((1, 3, 4), "float32")
+    for layer in (BahdanauAttention(units=5), LuongAttention("general"), LocalAttention()):
+        with pytest.raises(ValueError, match=r"compute_keys needs the layer's weights.*unbuilt"):
+            layer.compute_keys(memory)
+    layer = BahdanauAttention(units=5)
+    layer(np.zeros((1, 2), "float32"), memory)
+    assert tuple(layer.compute_keys(memory).shape) == (1, 3, 5)

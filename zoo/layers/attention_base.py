@@ -98,6 +98,15 @@ class AttentionBase(keras.layers.Layer):
         """The query-independent part of the score, `(B, Ts, ·)`; once per sentence."""
         raise NotImplementedError
 
+    def _check_built(self, method):
+        """A ValueError for `method` on a layer whose weights are not made yet."""
+        if not self.built:
+            raise ValueError(
+                f"{type(self).__name__}.{method} needs the layer's weights: call the layer "
+                "once, or build it with layer.build(query_shape, memory_shape), first; "
+                "received an unbuilt layer."
+            )
+
     def _attend(self, query, memory, mask, weights_fn):
         """Shared body of `call`: rank handling, dtype casts, weighted sum."""
         self._check_ranks(query.shape, memory.shape)

@@ -76,6 +76,7 @@ class BahdanauAttention(AttentionBase):
 
     def compute_keys(self, memory):
         """`U_a h_j` for every source position: `(B, Ts, units)`."""
+        self._check_built("compute_keys")
         memory = ops.cast(memory, self.compute_dtype)
         return ops.matmul(memory, ops.cast(self.U_a, self.compute_dtype))
 

@@ -99,6 +99,7 @@ class LocalAttention(AttentionBase):
 
     def compute_keys(self, memory):
         """Keys of the score (see `LuongAttention.compute_keys`)."""
+        self._check_built("compute_keys")
         return self.scorer.compute_keys(memory)
 
     def aligned_positions(self, query, lengths, positions=None):

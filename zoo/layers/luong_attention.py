@@ -117,6 +117,7 @@ class LuongAttention(AttentionBase):
 
     def compute_keys(self, memory):
         """The query-independent part of the score, `(B, Ts, ·)` (see the class docstring)."""
+        self._check_built("compute_keys")
         memory = ops.cast(memory, self.compute_dtype)
         if self.score == "general":
             return ops.matmul(memory, ops.transpose(ops.cast(self.W_a, self.compute_dtype)))
