@@ -10,6 +10,11 @@ import subprocess
 import sys
 import time
 
+import zoo_startup
+
+# A benchmark is a program: it starts TensorFlow quietly on a CPU, as the recipes do.
+zoo_startup.quiet_tensorflow_start()
+
 BENCH_DIR = pathlib.Path(__file__).resolve().parent
 REPO_DIR = BENCH_DIR.parent
 OUT_DIR = BENCH_DIR / "out"  # gitignored

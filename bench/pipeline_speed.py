@@ -29,7 +29,13 @@ import time
 
 import tqdm
 
-from zoo.data import (
+import zoo_startup
+
+zoo_startup.quiet_tensorflow_start()  # before TensorFlow loads, as the recipes do
+
+# isort: split
+
+from zoo.data import (  # noqa: E402
     BATCHINGS,
     count_stream,
     load_corpus,
@@ -37,7 +43,7 @@ from zoo.data import (
     open_stream,
     stream_dataset,
 )
-from zoo.text import KINDS, load_tokenizer, train_tokenizer
+from zoo.text import KINDS, load_tokenizer, train_tokenizer  # noqa: E402
 
 
 def parse_args(argv=None):

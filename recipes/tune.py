@@ -20,8 +20,10 @@ import argparse
 import sys
 
 from zoo import tuning
+from zoo.data.corpora import DEFAULT_CORPUS, corpora_help
 from zoo.tuning import space
 from zoo.workflow.arguments import positive_int
+from zoo.workflow.defaults import resolve_languages
 
 
 def parser():
@@ -32,13 +34,15 @@ def parser():
     )
     p.add_argument(
         "--data",
-        default="multi30k",
-        help="corpus: multi30k, anki-spa-eng, anki-fra-eng, a .tsv file, a file prefix or "
-        "tfds:NAME (see zoo.data.load_corpus; local files under $ZOO_DATA_DIR). "
-        "Default: multi30k.",
+        default=DEFAULT_CORPUS,
+        help=f"{corpora_help()}; local files under $ZOO_DATA_DIR (default: %(default)s)",
     )
-    p.add_argument("--source-lang", default="de", help="source language code (default de).")
-    p.add_argument("--target-lang", default="en", help="target language code (default en).")
+    p.add_argument(
+        "--source-lang", default=None, help="source language code (default: the corpus's)"
+    )
+    p.add_argument(
+        "--target-lang", default=None, help="target language code (default: the corpus's)"
+    )
     p.add_argument(
         "--tuner",
         choices=tuning.TUNERS,
@@ -140,10 +144,14 @@ def main(argv=None):
         fixed = space.parse_fixed(args.fix)
     except ValueError as error:
         p.error(str(error))
+    try:
+        source_lang, target_lang = resolve_languages(args.data, args.source_lang, args.target_lang)
+    except ValueError as error:
+        p.error(str(error))
     result = tuning.tune(
         args.data,
-        args.source_lang,
-        args.target_lang,
+        source_lang,
+        target_lang,
         tuner=args.tuner,
         objective=args.objective,
         max_trials=args.max_trials,
