@@ -7,6 +7,7 @@ import tensorflow as tf
 
 from zoo.checks import check_int
 from zoo.export.saved_model import METADATA_FILE, load_exported
+from zoo.search.defaults import BATCH_SIZE
 from zoo.translation import as_text, check_sentences, run_in_batches, to_translation
 
 
@@ -28,7 +29,7 @@ class SavedModelTranslator:
         ['A dog is running.']
     """
 
-    def __init__(self, path, batch_size=64):
+    def __init__(self, path, batch_size=BATCH_SIZE):
         path = os.fspath(path)
         if not os.path.isfile(os.path.join(path, "saved_model.pb")):
             raise ValueError(f"{path} is not a SavedModel folder (no saved_model.pb).")

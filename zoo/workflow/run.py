@@ -164,8 +164,7 @@ def _optimizer_note(args, steps_per_epoch, dropout):
     if args.learning_rate is not None:
         note += f"; initial learning rate set to {args.learning_rate}"
     note += f"; loss normalised per {args.loss_normalization[:-1]}"
-    source = "the paper's" if args.optimizer == args.family else "not the paper's"
-    return f"Optimizer ({source}): {note}"
+    return f"Optimizer: {note}"  # the description names its source
 
 
 def _duration(seconds):
