@@ -9,6 +9,7 @@ from zoo.evaluation import (
     forced_alignments,
     format_pharaoh,
     hard_alignment,
+    hard_alignments,
     parse_gold,
     word_indices,
 )
@@ -32,6 +33,42 @@ def test_hard_alignment_takes_each_target_rows_arg_max_per_word():
     assert hard_alignment([], target, np.zeros((4, 0))) == []
     with pytest.raises(ValueError, match=r"\(3, 3\)"):
         hard_alignment(source, target, weights[:, :2])
+
+
+def _reference_links(source, target, weights):
+    """NumPy: each target token's arg-max source token, both mapped to words by '▁' marks."""
+
+    def words(tokens):
+        index, out = -1, []
+        for k, token in enumerate(tokens):
+            index += 1 if k == 0 or token.startswith("▁") else 0
+            out.append(index)
+        return out
+
+    target = target[:-1] if target and target[-1] == "</s>" else target
+    source_words, target_words = words(source), words(target)
+    return sorted(
+        {(source_words[int(np.argmax(weights[t]))], target_words[t]) for t in range(len(target))}
+    )
+
+
+def test_a_batch_of_alignments_equals_each_sentence_alone_and_the_reference():
+    rng = np.random.default_rng(0)
+    sources, targets, weights = [], [], []
+    for n in range(12):
+        ts, tt = int(rng.integers(1, 9)), int(rng.integers(1, 9))
+        # SentencePiece pieces: "▁" starts a word (always the first piece), others continue it
+        sources.append([("▁" if k == 0 or rng.random() < 0.6 else "") + f"s{k}" for k in range(ts)])
+        targets.append([("▁" if k == 0 or rng.random() < 0.6 else "") + f"t{k}" for k in range(tt)])
+        targets[-1] += ["</s>"] if n % 2 else []
+        weights.append(rng.random((len(targets[-1]), ts)).astype("float32"))
+    sources.append([])  # no source token: no link
+    targets.append(["▁a"])
+    weights.append(np.zeros((1, 0), "float32"))
+    batch = hard_alignments(sources, targets, weights)
+    for source, target, w, links in zip(sources, targets, weights, batch, strict=True):
+        assert links == hard_alignment(source, target, w)
+        assert links == (_reference_links(source, target, w) if source else [])
 
 
 def test_aer_on_a_small_hand_made_gold_file():

@@ -157,13 +157,19 @@ def _print_with_attention(translator, sentences, args, out, counter):
         raise UsageError(
             "--replace-unk prints translations only: drop --attention, --alignments and --plot-dir."
         )
-    from zoo.evaluation import format_pharaoh, hard_alignment
+    from zoo.evaluation import format_pharaoh, hard_alignments
 
-    for t in translator.translate_with_attention(sentences, beam_size=args.beam_size):
+    translations = translator.translate_with_attention(sentences, beam_size=args.beam_size)
+    if args.alignments:  # one call for the batch
+        alignments = hard_alignments(
+            [t.source_tokens for t in translations],
+            [t.target_tokens for t in translations],
+            [t.weights for t in translations],
+        )
+    for k, t in enumerate(translations):
         counter[0] += 1
         if args.alignments:
-            links = hard_alignment(t.source_tokens, t.target_tokens, t.weights)
-            print(f"{t.translation} ||| {format_pharaoh(links)}", file=out)
+            print(f"{t.translation} ||| {format_pharaoh(alignments[k])}", file=out)
         else:
             print(t.translation, file=out)
         if args.attention:

@@ -6,6 +6,7 @@ from zoo.evaluation.alignment import (
     forced_alignments,
     format_pharaoh,
     hard_alignment,
+    hard_alignments,
     parse_gold,
     word_indices,
 )
@@ -23,6 +24,7 @@ __all__ = [
     "forced_alignments",
     "format_pharaoh",
     "hard_alignment",
+    "hard_alignments",
     "parse_gold",
     "word_indices",
     "bleu_by_length",
