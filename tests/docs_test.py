@@ -9,6 +9,7 @@ say, a trained folder's SavedModel, or trains a model: tests/training and tests/
 those paths). ```bash blocks are not run.
 """
 
+import ast
 import re
 import shutil
 from pathlib import Path
@@ -25,11 +26,29 @@ FOLDERS = (
     ("bahdanau_rnnsearch", "bahdanau_rnnsearch"),
 )
 MAIN_JOB = 'pip install -e ".[dev]" && python recipes/luong_local_general.py'
-TEST_COMMAND = 'python -m pytest -q -m "not slow" -n 2'
-PAPER_TABLE_START = (
-    "<!-- paper table: python bench/paper_table.py --table-only --readme docs/papers.md -->"
-)
-PAPER_TABLE_END = "<!-- end of the paper table -->"
+
+
+def _ci_test_command():
+    """The test command .ci/run runs: its last line that is not a comment."""
+    lines = (REPO / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    return [line for line in lines if line.strip() and not line.startswith("#")][-1].strip()
+
+
+def _paper_table_markers():
+    """README_START and README_END of bench/paper_table.py (the script that writes the block)."""
+    tree = ast.parse((REPO / "bench" / "paper_table.py").read_text(encoding="utf-8"))
+    values = {
+        node.targets[0].id: ast.literal_eval(node.value)
+        for node in tree.body
+        if isinstance(node, ast.Assign)
+        and isinstance(node.targets[0], ast.Name)
+        and node.targets[0].id in ("README_START", "README_END")
+    }
+    return values["README_START"], values["README_END"]
+
+
+TEST_COMMAND = _ci_test_command()
+PAPER_TABLE_START, PAPER_TABLE_END = _paper_table_markers()
 
 
 def python_blocks(path):
