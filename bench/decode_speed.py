@@ -38,6 +38,8 @@ import time
 
 import common
 
+from zoo.search import defaults as search_defaults
+
 PEER_KEYS = {("greedy", 64): "decode_greedy_batch64", ("beam", 64): "decode_beam5_batch64"}
 PEER_KEYS.update({("greedy", 1): "decode_greedy_batch1", ("beam", 1): "decode_beam5_batch1"})
 
@@ -64,7 +66,12 @@ def parse_args(argv=None):
         default="1,32,64,128",
         help="comma-separated batch sizes; 64 is the peer's (default: %(default)s)",
     )
-    p.add_argument("--beam", type=int, default=5, help="beam size of the beam rows (default: 5)")
+    p.add_argument(
+        "--beam",
+        type=int,
+        default=search_defaults.BEAM_SIZE,
+        help="beam size of the beam rows (default: %(default)s, zoo.search.defaults)",
+    )
     p.add_argument(
         "--searches",
         default="greedy,beam",

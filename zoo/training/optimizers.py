@@ -13,9 +13,9 @@ Luong's halving rule: the learning rate is halved every epoch after the first N 
 it replaces the paper's own). Uniform initialisation in [-0.1, 0.1] belongs to the model
 presets, not here.
 
-All three are the optimizers Keras ships (`keras.optimizers.Adadelta`, `SGD`, `Adam`). A
-hand-fused Adam/Adadelta update was tried and removed: in one process, alternating, Keras's
-own Adam made the whole training step faster, not slower (bench/RESULTS.md, Training speed).
+All three are the optimizers Keras ships (`keras.optimizers.Adadelta`, `SGD`, `Adam`): a
+hand-fused update measured no faster over the whole training step (bench/RESULTS.md,
+Training speed), so Keras's own serve.
 
 Create the optimizer inside `strategy.scope()` when training with a distribution strategy.
 """

@@ -2,7 +2,7 @@
 
 A profile is what `python recipes/<row>.py` trains with unless a flag says otherwise, and
 what `zoo.training.train` falls back to when called from Python without an optimizer (the
-profile of the model's family, `model_family`). The command line (`zoo.workflow.arguments`)
+profile of the model's family, `model_family`). The command line (`zoo.workflow.training_flags`)
 renders these values in `--help`; it holds none of its own.
 
 - `TRAINING_DEFAULTS`: the best settings found for Multi30k on a 2-core CPU within an hour

@@ -2,8 +2,8 @@
 `hyperparameters`.
 
 Flags fall in four groups (see `python recipes/luong_local_general.py --help`): data
-(`zoo.workflow.data_flags`), model, training (`training_flags`) and evaluation
-(`model_flags`). Architecture switches (`--dropout`, `--reverse-source`,
+(`zoo.workflow.data_flags`), model (`model_flags`), training (`training_flags`), and
+evaluation and output (`model_flags.add_output_flags`). Architecture switches (`--dropout`, `--reverse-source`,
 `--no-input-feeding`, `--window`) default to None, meaning "the preset's value at --size";
 `hyperparameters(args, preset)` applies the ones given on the command line to the preset's
 keyword arguments, so recipes and `zoo.models.build` agree on every size. The defaults that
