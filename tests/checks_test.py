@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from zoo.checks import check_int, check_rate
+from zoo.checks import check_int, check_non_negative_float, check_rate
 
 
 def test_check_int_accepts_ints_and_returns_python_ints():
@@ -43,3 +43,11 @@ def test_check_rate():
     for bad in (1.0, -0.1, float("nan"), True, "0.1", None):
         with pytest.raises(ValueError, match=r"X: dropout must be a float in \[0, 1\); received"):
             check_rate("X", "dropout", bad)
+
+
+def test_check_non_negative_float():
+    assert check_non_negative_float("T", "alpha", 1) == 1.0
+    assert type(check_non_negative_float(None, "alpha", np.float32(0.5))) is float
+    for bad in (-0.1, float("inf"), float("nan"), True, "1", None):
+        with pytest.raises(ValueError, match=r"^T: alpha must be a finite float >= 0; received"):
+            check_non_negative_float("T", "alpha", bad)

@@ -31,6 +31,15 @@ def check_int(owner, name, value, minimum=1, allow_none=False):
     return int(value)
 
 
+def check_non_negative_float(owner, name, value):
+    """`value` as a finite float >= 0 (an int is accepted); else a ValueError."""
+    if isinstance(value, bool) or not isinstance(value, int | float | np.number):
+        raise ValueError(f"{_owned(owner, name)} must be a finite float >= 0; received {value!r}.")
+    if not np.isfinite(float(value)) or value < 0:
+        raise ValueError(f"{_owned(owner, name)} must be a finite float >= 0; received {value!r}.")
+    return float(value)
+
+
 def check_rate(owner, name, value):
     """`value` as a float in [0, 1) (a dropout rate); else a ValueError."""
     if isinstance(value, bool) or not isinstance(value, int | float | np.floating):

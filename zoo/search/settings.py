@@ -8,23 +8,14 @@ editors and `help` show them.)
 """
 
 import dataclasses
-import math
 
 import numpy as np
 from keras import ops
 
-from zoo.checks import check_int
+from zoo.checks import check_int, check_non_negative_float
 from zoo.search import defaults
 
 MAX_BEAM_SIZE = 1024  # memory grows with it: B * K decoder states and attention rows
-
-
-def _non_negative_float(name, value):
-    if isinstance(value, bool) or not isinstance(value, int | float | np.number):
-        raise ValueError(f"{name} must be a finite float >= 0; received {value!r}.")
-    if not math.isfinite(float(value)) or value < 0:
-        raise ValueError(f"{name} must be a finite float >= 0; received {value}.")
-    return float(value)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -84,15 +75,19 @@ class SearchSettings:
             )
         checked = {
             "beam_size": beam_size,
-            "length_penalty": _non_negative_float("length_penalty", self.length_penalty),
-            "max_length_ratio": _non_negative_float("max_length_ratio", self.max_length_ratio),
+            "length_penalty": check_non_negative_float(None, "length_penalty", self.length_penalty),
+            "max_length_ratio": check_non_negative_float(
+                None, "max_length_ratio", self.max_length_ratio
+            ),
             "max_length_offset": check_int(
                 None, "max_length_offset", self.max_length_offset, minimum=0
             ),
             "return_attention": bool(self.return_attention),
             "jit_compile": bool(self.jit_compile),
             "n_best": None if n_best is None else int(n_best),
-            "coverage_penalty": _non_negative_float("coverage_penalty", self.coverage_penalty),
+            "coverage_penalty": check_non_negative_float(
+                None, "coverage_penalty", self.coverage_penalty
+            ),
         }
         for name, value in checked.items():
             object.__setattr__(self, name, value)

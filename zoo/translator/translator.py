@@ -1,12 +1,11 @@
 """`Translator`: strings in, translations out, with a trained model and its two tokenizers."""
 
 import logging
-import math
 
 import numpy as np
 import tensorflow as tf
 
-from zoo.checks import check_int
+from zoo.checks import check_int, check_non_negative_float
 from zoo.search import check_sampling
 from zoo.search.defaults import (
     BATCH_SIZE,
@@ -28,14 +27,6 @@ def _trace(body):
     """`body(sentences)` as a `tf.function` of a `tf.string` vector of any length."""
     signature = [tf.TensorSpec([None], tf.string, name="sentences")]
     return tf.function(body, input_signature=signature, autograph=False)
-
-
-def _check_float(name, value):
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.number)):
-        raise ValueError(f"{name} must be a finite float >= 0, received {value!r}.")
-    if not math.isfinite(float(value)) or value < 0:
-        raise ValueError(f"{name} must be a finite float >= 0, received {value!r}.")
-    return float(value)
 
 
 def _check_model(model, preprocessor):
@@ -124,11 +115,11 @@ class Translator(OutputFolder):
         _check_model(model, self.preprocessor)
         self.model = model
         self.beam_size = check_int(None, "beam_size", beam_size)
-        self.length_penalty = _check_float("length_penalty", length_penalty)
+        self.length_penalty = check_non_negative_float(None, "length_penalty", length_penalty)
         self.batch_size = check_int(None, "batch_size", batch_size)
-        self.max_length_ratio = _check_float("max_length_ratio", max_length_ratio)
+        self.max_length_ratio = check_non_negative_float(None, "max_length_ratio", max_length_ratio)
         self.max_length_offset = check_int(None, "max_length_offset", max_length_offset, minimum=0)
-        self.coverage_penalty = _check_float("coverage_penalty", coverage_penalty)
+        self.coverage_penalty = check_non_negative_float(None, "coverage_penalty", coverage_penalty)
         self._functions = {}
 
     @property
