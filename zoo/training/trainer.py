@@ -183,13 +183,14 @@ def _time_limit(settings, optimizer, out_dir, strategy, resume, show):
     schedule = halving_schedule(optimizer)
     plan_path = os.path.join(out_dir, "checkpoints", TIME_PLAN_FILE)
     plan = restore_time_plan(plan_path, schedule) if resume else None
-    if not settings["max_minutes"]:
-        return None, plan
-    if show and plan and plan["decay_after_epochs"] != plan["configured_decay_after_epochs"]:
+    if show and plan and plan["decay_after_epochs"] != plan.get("configured_decay_after_epochs"):
         print(
             f"Keeping this run's time plan: halving after epoch {plan['decay_after_epochs']} "
-            f"(made for {plan['epochs']} epochs; {plan_path})"
+            f"(made for {plan.get('epochs')} epochs; {plan_path})",
+            flush=True,
         )
+    if not settings["max_minutes"]:
+        return None, plan
     # A new plan only on one machine: workers timing their own steps could plan differently.
     multiworker = isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy)
     planning = schedule is not None and not multiworker

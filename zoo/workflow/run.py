@@ -26,7 +26,6 @@ from zoo.errors import UsageError, exit_on_user_error
 from zoo.json_files import write_json
 from zoo.models import model_dropout
 from zoo.training.profiles import OPTIMIZER_DESCRIPTIONS
-from zoo.training.time_limit import read_time_plan
 from zoo.workflow import data as recipe_data
 from zoo.workflow.arguments import make_parser, resolve_defaults
 from zoo.workflow.report import evaluate_and_report
@@ -249,23 +248,8 @@ def _run(build_model, args, strategy, chief, say, started):
     return metrics
 
 
-def _say_time_plan(args, out, say):
-    """Says when a resumed run keeps the halving plan its time limit made (`train` applies
-    it from checkpoints/time_plan.json)."""
-    path = os.path.join(out, "checkpoints", training.TIME_PLAN_FILE)
-    if not args.resume or not os.path.exists(path):
-        return
-    plan = read_time_plan(path)
-    if plan["decay_after_epochs"] != plan.get("configured_decay_after_epochs"):
-        say(
-            f"Keeping this run's time plan: halving after epoch {plan['decay_after_epochs']} "
-            f"(made for {plan.get('epochs')} epochs; {path})"
-        )
-
-
 def _train(args, model, optimizer, data, strategy, out, say, callbacks):
     train_data, val_data, steps_per_epoch = data
-    _say_time_plan(args, out, say)
     cap = f", at most {args.max_steps} steps" if args.max_steps else ""
     if args.label_smoothing:
         cap += f", label smoothing {args.label_smoothing}"
