@@ -129,8 +129,8 @@ def run_in_batches(sentences, batch_size, call, progress=False, lengths=None):
     is stable, so equal inputs give equal batches. `lengths` are the sentences' lengths in
     source tokens where the caller can count them (the `Translator`; a batch's padding is
     what its token counts differ by, which character counts only approximate), else None:
-    their lengths in characters (a SavedModel keeps its tokenizer inside its graph). `strings` is a `tf.string` (b,) batch and `start` its
-    position in the sorted order; `call` returns a dict of (b, ...) values. `progress`
+    their lengths in characters (a SavedModel keeps its tokenizer inside its graph).
+    `strings` is a `tf.string` (b,) batch and `start` its position in the sorted order; `call` returns a dict of (b, ...) values. `progress`
     shows a tqdm bar of the sentences done."""
     import tensorflow as tf
     from tqdm.auto import tqdm

@@ -29,9 +29,9 @@ BATCH_SIZE = 64
 SEARCH_DEFAULTS = {
     "beam_size": BEAM_SIZE,
     "length_penalty": LENGTH_PENALTY,
-    "coverage_penalty": COVERAGE_PENALTY,
+    "batch_size": BATCH_SIZE,
     "max_length_ratio": MAX_LENGTH_RATIO,
     "max_length_offset": MAX_LENGTH_OFFSET,
-    "batch_size": BATCH_SIZE,
+    "coverage_penalty": COVERAGE_PENALTY,
 }
 """The settings above by `Translator` keyword (what translator.json records)."""

@@ -18,6 +18,7 @@ import json
 import os
 
 from zoo.json_files import write_json
+from zoo.search.defaults import SEARCH_DEFAULTS
 
 MODEL_FILE = "model.keras"
 SOURCE_TOKENIZER_DIR = "source_tokenizer"
@@ -25,15 +26,8 @@ TARGET_TOKENIZER_DIR = "target_tokenizer"
 CONFIG_FILE = "translator.json"
 SERVING_DIR = "serving"
 
-SETTINGS = (
-    "beam_size",
-    "length_penalty",
-    "batch_size",
-    "max_length_ratio",
-    "max_length_offset",
-    "coverage_penalty",
-)
-"""The `Translator`'s settings, the keys of `zoo.search.defaults.SEARCH_DEFAULTS`."""
+SETTINGS = tuple(SEARCH_DEFAULTS)
+"""The `Translator`'s settings: the keys of `zoo.search.defaults.SEARCH_DEFAULTS`."""
 
 
 def check_metadata(metadata):
