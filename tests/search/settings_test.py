@@ -23,7 +23,7 @@ from zoo.search import (
     search,
     search_function,
 )
-from zoo.search.settings import MAX_BEAM_SIZE
+from zoo.search.settings import MAX_BEAM_SIZE, MAX_LENGTH_OFFSET_LIMIT, MAX_LENGTH_RATIO_LIMIT
 
 SOURCES = np.array([[4, 5, 6, 7], [7, 8, 0, 0], [5, 5, 4, 0]], "int32")
 DEFAULTS = dict(
@@ -108,6 +108,11 @@ def test_settings_are_normalised_hashable_and_positional_in_the_old_order(model)
         (dict(coverage_penalty=float("inf")), "coverage_penalty"),
         (dict(max_length_ratio=-0.5), "max_length_ratio"),
         (dict(max_length_offset=1.0), "max_length_offset"),
+        (
+            dict(max_length_ratio=1e308),
+            f"max_length_ratio must be in \\[0, {MAX_LENGTH_RATIO_LIMIT:g}\\]",
+        ),
+        (dict(max_length_offset=MAX_LENGTH_OFFSET_LIMIT + 1), "max_length_offset must be in"),
         (dict(beam_size=2, n_best=3), "n_best must be None or an int in \\[1, beam_size=2\\]"),
         (dict(n_best=0), "n_best"),
     ],
@@ -121,3 +126,11 @@ def test_search_and_search_function_refuse_the_same_bad_settings(model, settings
         search_function(model, **settings)
     with pytest.raises(TypeError, match="beam"):
         search(model, SOURCES, beam=2)
+
+
+def test_the_length_limits_themselves_are_accepted():
+    settings = SearchSettings(
+        max_length_ratio=MAX_LENGTH_RATIO_LIMIT, max_length_offset=MAX_LENGTH_OFFSET_LIMIT
+    )
+    assert settings.max_length_ratio == MAX_LENGTH_RATIO_LIMIT
+    assert settings.max_length_offset == MAX_LENGTH_OFFSET_LIMIT

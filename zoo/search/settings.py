@@ -17,6 +17,24 @@ from zoo.search import defaults
 
 MAX_BEAM_SIZE = 1024  # memory grows with it: B * K decoder states and attention rows
 
+# The search holds (B * K, L, Ts) buffers of tokens, back-pointers and attention, where L is
+# the longest output allowed, ceil(max_length_ratio * Ts) + max_length_offset: these bound L
+# (a translation rarely has more than 2-3 times its source's tokens; a character-level target
+# of a word-level source some 7 times).
+MAX_LENGTH_RATIO_LIMIT = 16.0
+MAX_LENGTH_OFFSET_LIMIT = 1024
+
+
+def _check_at_most(name, value, limit):
+    """`value` (checked >= 0 already) when at most `limit`; else a ValueError naming the range."""
+    if value > limit:
+        raise ValueError(
+            f"{name} must be in [0, {limit:g}]; received {value!r}: the longest output "
+            "allowed, ceil(max_length_ratio * source tokens) + max_length_offset, is the "
+            "length of buffers the search holds for every hypothesis."
+        )
+    return value
+
 
 @dataclasses.dataclass(frozen=True)
 class SearchSettings:
@@ -31,7 +49,8 @@ class SearchSettings:
             plain sum of log-probabilities.
         max_length_ratio, max_length_offset: sentence b emits at most
             `max(1, ceil(ratio * n_b) + offset)` tokens, END included (n_b: its number of
-            non-pad source ids).
+            non-pad source ids); ratio in [0, `MAX_LENGTH_RATIO_LIMIT`], offset in
+            [0, `MAX_LENGTH_OFFSET_LIMIT`].
         return_attention: also return the attention weights of the chosen hypotheses.
         jit_compile: run the search loop compiled with XLA.
         n_best: None for the best hypothesis of each sentence; an int 1 <= n <= beam_size
@@ -76,11 +95,15 @@ class SearchSettings:
         checked = {
             "beam_size": beam_size,
             "length_penalty": check_non_negative_float(None, "length_penalty", self.length_penalty),
-            "max_length_ratio": check_non_negative_float(
-                None, "max_length_ratio", self.max_length_ratio
+            "max_length_ratio": _check_at_most(
+                "max_length_ratio",
+                check_non_negative_float(None, "max_length_ratio", self.max_length_ratio),
+                MAX_LENGTH_RATIO_LIMIT,
             ),
-            "max_length_offset": check_int(
-                None, "max_length_offset", self.max_length_offset, minimum=0
+            "max_length_offset": _check_at_most(
+                "max_length_offset",
+                check_int(None, "max_length_offset", self.max_length_offset, minimum=0),
+                MAX_LENGTH_OFFSET_LIMIT,
             ),
             "return_attention": bool(self.return_attention),
             "jit_compile": bool(self.jit_compile),
