@@ -17,6 +17,7 @@ from zoo.evaluation.scores import (
     corpus_scores,
     format_table,
 )
+from zoo.evaluation.significance import SIGNIFICANCE_DEFAULTS, compare_systems
 
 __all__ = [
     "DEFAULT_LENGTH_EDGES",
@@ -27,6 +28,8 @@ __all__ = [
     "hard_alignments",
     "parse_gold",
     "word_indices",
+    "SIGNIFICANCE_DEFAULTS",
+    "compare_systems",
     "bleu_by_length",
     "corpus_scores",
     "format_table",
