@@ -20,6 +20,7 @@ import sys
 
 from zoo.cli.aer import run_aer
 from zoo.cli.average import run_average
+from zoo.cli.compare import run_compare
 from zoo.cli.evaluate import run_evaluate
 from zoo.cli.parser import build_parser
 from zoo.cli.serve import run_serve
@@ -42,6 +43,7 @@ COMMANDS = {
     "aer": run_aer,
     "average": run_average,
     "serve": run_serve,
+    "compare": run_compare,
 }
 
 

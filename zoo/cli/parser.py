@@ -4,6 +4,7 @@ import argparse
 
 from zoo.cli.aer import add_aer_command
 from zoo.cli.average import add_average_command
+from zoo.cli.compare import add_compare_command
 from zoo.cli.evaluate import add_evaluate_command
 from zoo.cli.serve import add_serve_command
 from zoo.cli.translate import add_translate_command
@@ -21,6 +22,7 @@ def build_parser():
     add_aer_command(commands)
     add_average_command(commands)
     add_serve_command(commands)
+    add_compare_command(commands)
     commands.add_parser(
         "params",
         help="print the parameter counts of the presets (python -m zoo params --help)",
