@@ -80,7 +80,8 @@ def test_shaped_logits_against_numpy():
     reference[:, [PAD_ID, START_ID]] = -np.inf
     for row, ref in zip(shaped, reference, strict=True):
         keep = np.argsort(-ref)[:3]
-        np.testing.assert_allclose(row[keep], ref[keep], rtol=1e-6)
+        # Shifted by the row's maximum (the same distribution): the kept logits' differences.
+        np.testing.assert_allclose(row[keep], ref[keep] - ref.max(), rtol=1e-6, atol=1e-6)
         assert np.all(np.isneginf(np.delete(row, keep)))
     probs = np.exp(log_softmax(reference))
     nucleus = np.asarray(shaped_logits(logits, temperature=2.0, top_p=0.5))
@@ -121,3 +122,88 @@ def test_keras_hub_names():
     for bad in (dict(temperature=0.0), dict(top_k=0), dict(top_p=1.5), dict(top_p=0.0)):
         with pytest.raises(ValueError):
             sample(model, sources, **bad)
+
+
+def _numpy_shaped(logits, temperature):
+    """The reference: float64 softmax of (logits - max) / T over the allowed tokens."""
+    x = logits.astype("float64")
+    x[:, [PAD_ID, START_ID]] = -np.inf
+    with np.errstate(over="ignore", invalid="ignore"):
+        scaled = (x - x.max(axis=-1, keepdims=True)) / temperature
+    scaled[:, [PAD_ID, START_ID]] = -np.inf
+    probs = np.exp(scaled - scaled.max(axis=-1, keepdims=True))
+    return probs / probs.sum(axis=-1, keepdims=True)
+
+
+def _softmax(shaped):
+    shaped = np.asarray(shaped, "float64")
+    probs = np.exp(shaped - shaped.max(axis=-1, keepdims=True))
+    return probs / probs.sum(axis=-1, keepdims=True)
+
+
+@pytest.mark.parametrize("temperature", [1e-320, 1e-300, 1e-39, 1e-30, 1e-3, 0.7, 1e30, 1e300])
+def test_any_positive_temperature_gives_the_numpy_distribution(temperature):
+    # Tiny temperatures (float32 cannot divide by those under ARGMAX_TEMPERATURE) give the
+    # arg-max, tied maxima equally likely; huge ones the uniform distribution.
+    from zoo.search.sampling import ARGMAX_TEMPERATURE
+
+    assert ARGMAX_TEMPERATURE == float(np.finfo(np.float32).tiny)
+    rng = np.random.default_rng(1)
+    logits = rng.normal(size=(4, 9)).astype("float32") * 3
+    logits[1, 5] = logits[1, 7] = logits[1].max() + 1.0  # a tie at the top
+    logits[2, PAD_ID] = logits[2].max() + 5.0  # a banned token above the others
+    got = _softmax(shaped_logits(logits, temperature=temperature))
+    assert np.all(np.isfinite(got))
+    np.testing.assert_allclose(got, _numpy_shaped(logits, temperature), atol=1e-6)
+
+
+def test_tiny_temperature_and_top_p_draw_the_greedy_translation():
+    model = toy_model(seed=5, end_bias=-3.0)
+    sources = np.array([[4, 5, 6, 7], [7, 8, 0, 0], [6, 0, 0, 0]], "int32")
+    greedy = np.asarray(search(model, sources, beam_size=1, return_attention=False).ids)
+    for options in (dict(temperature=1e-320), dict(top_p=1e-300), dict(top_p=1e-30)):
+        for seed in (0, 1):
+            drawn = np.asarray(sample(model, sources, seed=seed, **options).ids)
+            np.testing.assert_array_equal(drawn, greedy, err_msg=str(options))
+
+
+def test_nucleus_of_a_tiny_top_p_is_the_most_likely_token():
+    rng = np.random.default_rng(2)
+    logits = rng.normal(size=(5, 9)).astype("float32")
+    shaped = np.asarray(shaped_logits(logits, top_p=1e-300))
+    allowed = logits.copy()
+    allowed[:, [PAD_ID, START_ID]] = -np.inf
+    for row, ref in zip(shaped, allowed, strict=True):
+        assert list(np.flatnonzero(np.isfinite(row))) == [int(np.argmax(ref))]
+
+
+def test_tensor_settings_shape_and_draw_as_numbers_do(chain):
+    import tensorflow as tf
+
+    rng = np.random.default_rng(3)
+    logits = rng.normal(size=(4, 9)).astype("float32")
+    cases = [
+        dict(temperature=2.0, top_k=3),
+        dict(temperature=0.5, top_p=0.5),
+        dict(temperature=1e-320),
+        dict(top_k=9, top_p=1.0),  # no cut: top_k >= V, top_p = 1
+    ]
+    for options in cases:
+        tensors = {
+            name: tf.constant(value, "int32" if name == "top_k" else "float32")
+            for name, value in options.items()
+        }
+        np.testing.assert_array_equal(
+            shaped_logits(logits, **tensors), shaped_logits(logits, **options)
+        )
+    np.testing.assert_array_equal(shaped_logits(logits, top_k=tf.constant(9)), shaped_logits(logits))
+    sources = np.tile(np.array([[4, 5]], "int32"), (50, 1))
+    for options in ({"top_k": 2}, {"top_p": 0.6, "temperature": 0.8}):
+        tensors = {
+            name: tf.constant(value, "int32" if name == "top_k" else "float32")
+            for name, value in options.items()
+        }
+        np.testing.assert_array_equal(
+            sample(chain, sources, seed=4, **tensors).ids,
+            sample(chain, sources, seed=4, **options).ids,
+        )

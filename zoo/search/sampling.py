@@ -3,10 +3,11 @@
 `sample(model, source_ids, ...)` draws one translation per source sentence, token by token,
 from the decoder's step function (the one greedy and beam search use), with keras-hub's
 three ways of shaping the distribution:
-- `temperature` T > 0: the logits are divided by T (below 1 sharper, above 1 flatter);
+- `temperature` T > 0: the logits are divided by T (below 1 sharper, above 1 flatter;
+  below `ARGMAX_TEMPERATURE`, about 1.2e-38, the most likely token, T's limit at 0);
 - `top_k` k: only the k most likely tokens may be drawn (Fan et al. 2018);
 - `top_p` p in (0, 1]: only the smallest set of most likely tokens whose probabilities
-  sum to at least p (Holtzman et al. 2020, "nucleus").
+  sum to at least p (Holtzman et al. 2020, "nucleus"); it always holds the most likely.
 PAD and START are never drawn; a sentence draws at most as many tokens as search allows it
 (`max_length_ratio`, `max_length_offset`), the last being END. `seed` makes the draws
 reproducible (a `keras.random.SeedGenerator` per call).
@@ -36,6 +37,8 @@ from zoo.search.search_result import SearchResult
 from zoo.search.settings import SearchSettings, check_model, check_source
 
 _NEG_INF = float("-inf")
+ARGMAX_TEMPERATURE = float(np.finfo(np.float32).tiny)
+"""float32's smallest normal number (about 1.2e-38): a lower temperature draws the arg-max."""
 
 
 def check_sampling(temperature=1.0, top_k=None, top_p=None):
@@ -65,23 +68,63 @@ def _seed_generator(seed):
     return keras.random.SeedGenerator(None if seed is None else int(seed))
 
 
+def _is_tensor(value):
+    return value is not None and not isinstance(value, (bool, int, float, np.number))
+
+
 def shaped_logits(logits, temperature=1.0, top_k=None, top_p=None):
     """The logits `sample` draws from: PAD/START banned, divided by `temperature`, and the
-    tokens outside `top_k` / the `top_p` nucleus set to -inf. (R, V) float32 -> (R, V)."""
+    tokens outside `top_k` / the `top_p` nucleus set to -inf. (R, V) float32 -> (R, V).
+
+    `temperature`, `top_k` and `top_p` are Python numbers (None: no cut) or scalar tensors
+    (one traced function for every value: a `top_k` of V or more and a `top_p` of 1 cut
+    nothing). The logits are shifted by each row's maximum before the division (the
+    distribution is the same), so no temperature overflows them. A temperature below
+    `ARGMAX_TEMPERATURE`, which float32 cannot divide by, keeps the most likely tokens alone:
+    the distribution's limit as the temperature goes to 0 (tied maxima equally likely). The
+    nucleus always holds the most likely token, however small `top_p` is."""
     vocab = logits.shape[-1]
-    banned = np.isin(np.arange(vocab), (PAD_ID, START_ID))
-    logits = ops.where(banned[None, :], _NEG_INF, ops.cast(logits, "float32") / temperature)
-    if top_k is not None and top_k < vocab:
-        kth = ops.top_k(logits, int(top_k))[0][:, -1:]  # (R, 1)
-        logits = ops.where(logits < kth, _NEG_INF, logits)
-    if top_p is not None and top_p < 1.0:
-        ranked = ops.flip(ops.sort(logits, axis=-1), axis=-1)  # descending
-        probs = ops.softmax(ranked, axis=-1)
-        before = ops.cumsum(probs, axis=-1) - probs  # mass of the tokens ranked above
-        kept = ops.where(before < float(top_p), ranked, np.float32(np.inf))
-        threshold = ops.min(kept, axis=-1, keepdims=True)  # the nucleus' lowest logit
-        logits = ops.where(logits < threshold, _NEG_INF, logits)
+    logits = ops.cast(logits, "float32")
+    banned = np.isin(np.arange(vocab), (PAD_ID, START_ID))[None, :]
+    top = ops.max(ops.where(banned, _NEG_INF, logits), axis=-1, keepdims=True)
+    largest = np.finfo(np.float32).max
+    if _is_tensor(temperature):
+        temperature = ops.cast(temperature, "float32")
+    else:  # float32 of a Python float: 0 below its range, its largest value above
+        temperature = np.float32(min(float(temperature), float(largest)))
+    divisor = ops.clip(temperature, ARGMAX_TEMPERATURE, largest)
+    below_top = ops.logical_and(ops.less(temperature, ARGMAX_TEMPERATURE), logits < top)
+    logits = ops.where(ops.logical_or(banned, below_top), _NEG_INF, (logits - top) / divisor)
+    if top_k is not None:
+        logits = _cut(logits, top_k, vocab, _top_k_cut, lambda k: k < vocab)
+    if top_p is not None:
+        logits = _cut(logits, top_p, vocab, _nucleus_cut, lambda p: p < 1.0)
     return logits
+
+
+def _cut(logits, value, vocab, cut, active):
+    """`cut(logits, value)` when `active(value)`: decided in Python for a number, in the
+    graph (`ops.cond`) for a tensor."""
+    if not _is_tensor(value):
+        return cut(logits, value, vocab) if active(value) else logits
+    return ops.cond(active(value), lambda: cut(logits, value, vocab), lambda: logits)
+
+
+def _top_k_cut(logits, k, vocab):
+    k = ops.minimum(ops.cast(k, "int32"), vocab) if _is_tensor(k) else int(k)
+    kth = ops.top_k(logits, k)[0][:, -1:]  # (R, 1)
+    return ops.where(logits < kth, _NEG_INF, logits)
+
+
+def _nucleus_cut(logits, top_p, vocab):
+    ranked = ops.flip(ops.sort(logits, axis=-1), axis=-1)  # descending
+    probs = ops.softmax(ranked, axis=-1)
+    before = ops.cumsum(probs, axis=-1) - probs  # mass of the tokens ranked above
+    first = (np.arange(vocab) == 0)[None, :]  # the most likely token: always in the nucleus
+    inside = ops.logical_or(before < ops.cast(top_p, "float32"), first)
+    kept = ops.where(inside, ranked, np.float32(np.inf))
+    threshold = ops.min(kept, axis=-1, keepdims=True)  # the nucleus' lowest logit
+    return ops.where(logits < threshold, _NEG_INF, logits)
 
 
 def sample(
@@ -99,7 +142,9 @@ def sample(
     Args:
         model: a zoo translation model (layers "encoder" and "decoder", docs/design.md).
         source_ids: (B, Ts) int source ids, right-padded with PAD_ID.
-        temperature, top_k, top_p: how the distribution is shaped (module docstring).
+        temperature, top_k, top_p: how the distribution is shaped (module docstring):
+            Python numbers, checked by `check_sampling`, or scalar tensors, so that one
+            traced function serves every value (`shaped_logits`).
         seed: an int for reproducible draws, None for a fresh seed, or a
             `keras.random.SeedGenerator` to draw from (its state advances; the Translator
             and the SavedModel pass one, so that a traced function can be reseeded).
@@ -109,7 +154,8 @@ def sample(
         own token log-probabilities (temperature 1, nothing cut off), lengths (B,);
         attention None.
     """
-    check_sampling(temperature, top_k, top_p)
+    if not any(_is_tensor(value) for value in (temperature, top_k, top_p)):
+        check_sampling(temperature, top_k, top_p)
     generator = seed if isinstance(seed, keras.random.SeedGenerator) else _seed_generator(seed)
     # Greedy search's set-up (one row per sentence): the encoded source, the decoder's
     # cache, initial state and loop parameters, each sentence's length limit.
