@@ -1,0 +1,137 @@
+"""Paired significance tests (zoo.evaluation.significance) against sacreBLEU's own command
+line on the same files, and their invariants."""
+
+import os
+
+import pytest
+from sacrebleu_command import sacrebleu_paired, write_files
+
+from zoo.evaluation import corpus_scores
+from zoo.evaluation.significance import (
+    DEFAULT_SAMPLES,
+    DEFAULT_SEED,
+    SIGNIFICANCE_DEFAULTS,
+    compare_systems,
+)
+
+SAMPLES = {"bs": 300, "ar": 400}
+SEED = 11
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    return write_files(tmp_path_factory.mktemp("significance"))
+
+
+def _systems(files, names=("a", "b", "c")):
+    return {str(files[n][0]): files[n][1] for n in names}
+
+
+def assert_agrees(result, expected):
+    """`compare_systems`' numbers equal those sacreBLEU prints (6 decimals, p-values 4)."""
+    assert [s["name"] for s in result["systems"]] == list(expected)
+    for record in result["systems"]:
+        for metric in result["metrics"]:
+            ours, theirs = record[metric], expected[record["name"]][metric]
+            assert ours["score"] == pytest.approx(theirs["score"], abs=1e-6)
+            if theirs["mean"] is not None:
+                assert ours["mean"] == pytest.approx(theirs["mean"], abs=1e-6)
+                assert ours["ci"] == pytest.approx(theirs["ci"], abs=1e-6)
+            if record["baseline"]:
+                assert ours["p_value"] is None and theirs["p_value"] is None
+            else:
+                assert ours["p_value"] == pytest.approx(theirs["p_value"], abs=5e-5)
+                assert ours["significant"] == (ours["p_value"] < 0.05)
+
+
+@pytest.mark.parametrize("method", ["bs", "ar"])
+def test_agrees_with_the_sacrebleu_command_line(files, method):
+    systems = _systems(files)
+    result = compare_systems(
+        files["ref"][1], systems, method=method, n_samples=SAMPLES[method], seed=SEED
+    )
+    expected = sacrebleu_paired(files["ref"][0], list(systems), method, SAMPLES[method], SEED)
+    assert_agrees(result, expected)
+    assert result["n_samples"] == SAMPLES[method] and result["seed"] == SEED
+    assert result["sentences"] == len(files["ref"][1])
+    assert f"seed:{SEED}" in result["signatures"]["bleu"]
+    assert f"{method}:{SAMPLES[method]}" in result["signatures"]["chrf"]
+    # The data tell the systems apart as built: b clearly better than a, c hardly different.
+    b, c = result["systems"][1], result["systems"][2]
+    assert b["bleu"]["significant"] and b["bleu"]["score"] > result["systems"][0]["bleu"]["score"]
+    assert not c["bleu"]["significant"]
+
+
+def test_scores_are_those_of_corpus_scores(files):
+    result = compare_systems(files["ref"][1], _systems(files, "ab"), n_samples=10)
+    for record, name in zip(result["systems"], "ab", strict=True):
+        scores = corpus_scores(files[name][1], files["ref"][1])
+        assert record["bleu"]["score"] == scores["bleu"]
+        assert record["chrf"]["score"] == pytest.approx(scores["chrf"])
+
+
+@pytest.mark.parametrize("method", ["bs", "ar"])
+def test_the_p_value_is_symmetric_in_the_two_systems(files, method):
+    forward = compare_systems(files["ref"][1], _systems(files, "ab"), method=method, n_samples=200)
+    backward = compare_systems(files["ref"][1], _systems(files, "ba"), method=method, n_samples=200)
+    for metric in ("bleu", "chrf"):
+        assert forward["systems"][1][metric]["p_value"] == backward["systems"][1][metric]["p_value"]
+
+
+def test_identical_translations_are_not_significant(files):
+    systems = {"a": files["a"][1], "a again": list(files["a"][1])}
+    for method in ("bs", "ar"):
+        result = compare_systems(files["ref"][1], systems, method=method, n_samples=50)
+        again = result["systems"][1]
+        assert again["bleu"]["p_value"] == 1.0 and again["bleu"]["significant"] is False
+        assert again["bleu"]["score"] == result["systems"][0]["bleu"]["score"]
+
+
+def test_seeds_repeat_and_the_environment_is_left_as_found(files, monkeypatch):
+    monkeypatch.setenv("SACREBLEU_SEED", "3")
+    refs, systems = files["ref"][1], _systems(files, "ab")
+    first, second = (compare_systems(refs, systems, n_samples=100, seed=5) for _ in range(2))
+    assert first == second
+    other = compare_systems(refs, systems, n_samples=100, seed=6)
+    assert other["systems"][1]["bleu"]["mean"] != first["systems"][1]["bleu"]["mean"]
+    unseeded = compare_systems(refs, systems, metrics=("bleu",), n_samples=20, seed=None)
+    assert unseeded["seed"] is None and "seed:none" in unseeded["signatures"]["bleu"]
+    assert os.environ["SACREBLEU_SEED"] == "3"
+
+
+def test_defaults_are_sacrebleus(files, monkeypatch):
+    monkeypatch.delenv("SACREBLEU_SEED", raising=False)
+    from sacrebleu.metrics import BLEU
+    from sacrebleu.significance import PairedTest
+
+    named = [("a", files["a"][1][:5]), ("b", files["b"][1][:5])]
+    for method in ("bs", "ar"):
+        test = PairedTest(named, {"bleu": BLEU()}, [files["ref"][1][:5]], test_type=method)
+        assert test.n_samples == DEFAULT_SAMPLES[method]
+        signatures, _ = test()
+        assert f"seed:{DEFAULT_SEED}|" in str(signatures["BLEU"])
+    assert SIGNIFICANCE_DEFAULTS["method"] == "bs" and SIGNIFICANCE_DEFAULTS["level"] == 0.05
+    result = compare_systems(files["ref"][1][:5], dict(named), metrics=("bleu",))
+    assert result["n_samples"] == DEFAULT_SAMPLES["bs"] and result["seed"] == DEFAULT_SEED
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"systems": {"a": ["x"] * 3}}, "at least two named systems"),
+        ({"systems": {"a": ["x"] * 3, "b": ["x"] * 2}}, "'b' has 2 translations for 3"),
+        ({"references": []}, "references is empty"),
+        ({"references": "a b c"}, "references must be a list of strings"),
+        ({"systems": {"a": ["x"] * 3, "b": [1, 2, 3]}}, "'b' must be a list of strings"),
+        ({"metrics": ("bleu", "ter")}, "metrics must be distinct names among bleu, chrf"),
+        ({"method": "paired"}, "method must be one of bs, ar; received 'paired'"),
+        ({"seed": 0}, "seed must be an int >= 1 or None"),
+        ({"n_samples": 0}, "n_samples must be an int >= 1"),
+        ({"level": 1.5}, "level must be in"),
+    ],
+)
+def test_bad_input_is_named(change, message):
+    arguments = {"references": ["x y", "y z", "z"], "systems": {"a": ["x"] * 3, "b": ["y"] * 3}}
+    arguments.update(change)
+    with pytest.raises(ValueError, match=message):
+        compare_systems(**arguments)
