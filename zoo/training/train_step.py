@@ -15,11 +15,22 @@ What one step does, per replica and then across them:
    rule; Keras alone would clip each replica's partial gradient before the all-reduce),
    then applied.
 It returns the plain (unsmoothed) loss sum, correct tokens and tokens, summed over replicas.
+
+Gradient accumulation (`accumulate_steps=N > 1`, one replica): the step takes a group of N
+batches (`group_batches`: the last group of an epoch may hold fewer) and makes one update
+from them, the update of the one batch they would make together: each batch's objective
+is divided by the tokens (or sentences) of the whole group, their gradients summed, clipped
+once to the global norm and applied once. The optimizer counts one iteration per group, so
+a learning-rate schedule, `max_steps` and checkpoints count updates, and an epoch of M
+batches has `updates_per_epoch(M, N)` steps. With N = 1 the step is the plain one above.
 """
+
+import math
 
 import keras
 import tensorflow as tf
 
+from zoo.checks import check_int
 from zoo.models import model_dropout
 from zoo.training.losses import (
     check_loss_normalization,
@@ -107,6 +118,7 @@ def make_train_step(
     label_smoothing=0.0,
     loss_normalization="tokens",
     jit_compile=False,
+    accumulate_steps=1,
 ):
     """The training step `batch -> [loss_sum, correct, tokens]` (see the module docstring).
 
@@ -116,15 +128,29 @@ def make_train_step(
         strategy: the distribution strategy (default: the current one).
         label_smoothing: eps in [0, 1) for the objective; the returned loss is plain.
         loss_normalization: "tokens" or "sentences" (`losses.loss_denominator`).
-        jit_compile: compile the per-replica step with XLA.
+        jit_compile: compile the per-replica step with XLA (with accumulation: the gradient
+            of each batch).
+        accumulate_steps: N >= 1; above 1 the step takes a group of N batches
+            (`group_batches`) and makes one update of their summed gradients. One replica
+            only.
 
     Returns:
-        a Python function of one (distributed) batch `(inputs, target_out_ids)`; wrap it with
-        `compile_step` (or `tf.function`) before the loop.
+        a Python function of one (distributed) batch `(inputs, target_out_ids)`, or of one
+        group of batches; wrap it with `compile_step` (or `tf.function`) before the loop.
     """
     check_loss_normalization(loss_normalization)
+    accumulate_steps = check_accumulate_steps(accumulate_steps)
     strategy = strategy or tf.distribute.get_strategy()
     replicas = strategy.num_replicas_in_sync
+    if accumulate_steps > 1:
+        if replicas > 1:
+            raise ValueError(
+                f"accumulate_steps={accumulate_steps} needs one replica; the strategy has "
+                f"{replicas} (their global batch is already {replicas} batches)."
+            )
+        return _accumulating_step(
+            model, optimizer, strategy, label_smoothing, loss_normalization, jit_compile
+        )
     clipnorm = inner_optimizer(optimizer).global_clipnorm
     trainable = model.trainable_variables
 
@@ -154,6 +180,95 @@ def make_train_step(
     return train_batch
 
 
+def check_accumulate_steps(value):
+    """`value` as an int >= 1; else a ValueError naming it."""
+    return check_int(None, "accumulate_steps", value)
+
+
+def updates_per_epoch(batches, accumulate_steps):
+    """The optimizer steps of an epoch of `batches` batches (None: unknown) when each step
+    accumulates `accumulate_steps` of them: the last step takes the batches left over."""
+    accumulate_steps = check_accumulate_steps(accumulate_steps)
+    return None if batches is None else math.ceil(batches / accumulate_steps)
+
+
+def group_batches(dataset, accumulate_steps):
+    """`dataset`'s batches in groups of `accumulate_steps`, the input of a step made with
+    the same `accumulate_steps` (`dataset` itself when it is 1).
+
+    A group stacks its batches as `tf.RaggedTensor`s, each batch keeping its own shape (no
+    padding is added); the last group of the dataset holds the batches left over."""
+    if check_accumulate_steps(accumulate_steps) == 1:
+        return dataset
+    return dataset.ragged_batch(accumulate_steps)
+
+
+def _batch_of(group, index):
+    """The batch `index` of a group (`group_batches`) with its own dense shape."""
+
+    def row(x):
+        x = x[index]
+        return x.to_tensor() if isinstance(x, tf.RaggedTensor) else x
+
+    return tf.nest.map_structure(row, group)
+
+
+def _accumulating_step(model, optimizer, strategy, label_smoothing, loss_normalization, jit):
+    """`make_train_step` for groups of batches: one update of their summed gradients."""
+    trainable = model.trainable_variables
+
+    def batch_gradients(inputs, targets, denominator):
+        with tf.GradientTape() as tape:
+            logits = model(inputs, training=True)
+            loss_sum, correct, tokens = masked_token_stats(targets, logits)
+            objective = loss_sum
+            if label_smoothing:
+                objective = masked_smoothed_loss_sum(targets, logits, label_smoothing)
+            scaled_loss = optimizer.scale_loss(objective / denominator)
+        grads = [_dense(g) for g in tape.gradient(scaled_loss, trainable)]
+        grads = [
+            tf.zeros_like(v) if g is None else g for g, v in zip(grads, trainable, strict=True)
+        ]
+        return grads, [loss_sum, correct, tokens]
+
+    gradients_fn = tf.function(batch_gradients, jit_compile=True) if jit else batch_gradients
+
+    def replica_step(inputs, targets):
+        context = tf.distribute.get_replica_context()
+        # The group's tokens or sentences: padding the batches to one shape adds neither.
+        denominator = loss_denominator(targets.to_tensor(), loss_normalization)
+        denominator = tf.maximum(context.all_reduce(_SUM, denominator), 1.0)
+
+        def body(index, sums, total):
+            group = (inputs, targets)
+            grads, stats = gradients_fn(*_batch_of(group, index), denominator)
+            sums = [a + b for a, b in zip(sums, stats, strict=True)]
+            total = [a + b for a, b in zip(total, grads, strict=True)]
+            return index + 1, sums, total
+
+        zeros = [tf.zeros_like(v) for v in trainable]
+        start = (tf.constant(0, targets.row_splits.dtype), [tf.constant(0.0)] * 3, zeros)
+        _, sums, grads = tf.while_loop(lambda i, *_: i < targets.nrows(), body, start)
+        optimizer.apply(grads, trainable)
+        return sums
+
+    def train_group(group):
+        per_replica = strategy.run(replica_step, args=tuple(group))
+        return [strategy.reduce(_SUM, x, axis=None) for x in per_replica]
+
+    return train_group
+
+
+def _relaxed(spec):
+    """`spec` with every dimension unknown (a ragged spec keeps its ragged rank)."""
+    shape = [None] * spec.shape.rank
+    if isinstance(spec, tf.RaggedTensorSpec):
+        return tf.RaggedTensorSpec(
+            shape, spec.dtype, ragged_rank=spec.ragged_rank, row_splits_dtype=spec.row_splits_dtype
+        )
+    return tf.TensorSpec(shape, spec.dtype, name=spec.name)
+
+
 def compile_step(fn, dataset, strategy=None):
     """`fn(batch)` as a `tf.function` for the batches of `dataset` (a `tf.data.Dataset`, or
     the element spec of its batches).
@@ -167,8 +282,6 @@ def compile_step(fn, dataset, strategy=None):
     ranks = [s.shape.rank for s in tf.nest.flatten(spec)]
     default = strategy is tf.distribute.get_strategy() and not tf.distribute.has_strategy()
     if default and None not in ranks:
-        relaxed = tf.nest.map_structure(
-            lambda s: tf.TensorSpec([None] * s.shape.rank, s.dtype, name=s.name), spec
-        )
+        relaxed = tf.nest.map_structure(_relaxed, spec)
         return tf.function(fn, input_signature=[relaxed])
     return tf.function(fn, reduce_retracing=True)
