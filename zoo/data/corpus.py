@@ -9,7 +9,7 @@ Names understood by `load_corpus(name, source_lang, target_lang, split)`:
   `zoo.data.splits.split_pairs` (by distinct sentence, hash-based, deterministic);
 - a path prefix to line-aligned files with `{split}` in it: `path/{split}` reads
   `path/train.{source_lang}` and `path/train.{target_lang}` for the train split,
-  `path/val.*` for val, and so on;
+  `path/val.*` for val, and so on (each file plain, or gzip-compressed as `<file>.gz`);
 - a path prefix without `{split}`: `path/corpus` reads `path/corpus.{source_lang}` and
   `path/corpus.{target_lang}` and splits their pairs into train/val/test like a TSV file
   (logged once), so that validation and test pairs are never training pairs.
@@ -143,7 +143,9 @@ def _read_prefix(name, source_lang, target_lang, split, val_fraction, test_fract
     """Line-aligned files `<prefix>.<lang>`; without `{split}` in the prefix, one pair of
     files split by hash (train/val/test) like a TSV file."""
     prefix = name.replace("{split}", split)
-    source_path, target_path = f"{prefix}.{source_lang}", f"{prefix}.{target_lang}"
+    source_path, target_path = (
+        _plain_or_gzip(f"{prefix}.{lang}") for lang in (source_lang, target_lang)
+    )
     if not (os.path.exists(source_path) or os.path.exists(target_path)):
         raise MissingDataError(
             f"Unknown corpus {name!r}: it is not one of {', '.join(CORPORA)} or 'tfds:NAME', "
@@ -165,6 +167,11 @@ def _read_prefix(name, source_lang, target_lang, split, val_fraction, test_fract
     )
     where = f"{source_path} / {target_path}"
     return split_pairs(sources, targets, split, val_fraction, test_fraction, seed, where)
+
+
+def _plain_or_gzip(path):
+    """`path`, or `path.gz` when only that one exists."""
+    return path + ".gz" if not os.path.exists(path) and os.path.isfile(path + ".gz") else path
 
 
 def _empty_split_message(name, split, source_lang, target_lang):

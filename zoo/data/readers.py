@@ -1,16 +1,21 @@
 """Readers for plain parallel files and tab-separated pair files, with clear errors.
 
-Every error names the file, the 1-based line number and what is wrong. Lines are stripped of
+Every error names the file, the 1-based line number and what is wrong. Files ending in ".gz"
+are decompressed (a damaged or truncated one is an error naming it). Lines end in LF or
+CR LF; a file with old Mac line endings (CR alone) is refused (zoo.data.file_checks). Lines are stripped of
 surrounding whitespace; control characters (NUL, escape, the C1 range, ...: Unicode category
 Cc, the tab of TSV files excepted) become spaces and are counted in a warning; pairs with an
 empty side are dropped and counted in a warning.
 """
 
+import gzip
 import logging
 import os
 import re
 
 from zoo.data.errors import MissingDataError
+from zoo.data.file_checks import GZIP_ERRORS, HEAD_BYTES, check_head, gzip_error, is_gzip
+from zoo.data.fingerprint import note_read
 
 logger = logging.getLogger("zoo.data")
 
@@ -28,15 +33,24 @@ def read_lines(path):
 
 
 def read_raw_lines(path):
-    """Reads a UTF-8 text file as a list of lines; only the line ends ("\n", "\r\n") go,
-    and control characters other than tab become spaces (counted in one warning)."""
+    """Reads a UTF-8 text file (gzip-compressed when its name ends in ".gz") as a list of
+    lines; only the line ends ("\n", "\r\n") go, and control characters other than tab
+    become spaces (counted in one warning). Raises ValueError naming the file when it has
+    CR-only line ends or is a damaged gzip file."""
     path = os.fspath(path)
     if os.path.isdir(path):
         raise ValueError(f"{path} is a directory; expected a corpus file (UTF-8 text).")
     if not os.path.isfile(path):
         raise MissingDataError(f"Missing corpus file {path}.")
+    note_read(path)
     with open(path, "rb") as f:
         data = f.read()
+    if is_gzip(path):
+        try:
+            data = gzip.decompress(data)
+        except GZIP_ERRORS as error:
+            raise gzip_error(path, error) from None
+    check_head(data[:HEAD_BYTES], path)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:

@@ -13,20 +13,32 @@ Lines get the readers' rules (zoo.data.readers) in the graph: surrounding whites
 stripped, control characters as spaces, pairs with an empty side dropped.
 
 `check(corpus)` reads the files once in Python and raises the readers' errors, with file and
-line: files of different lengths, invalid UTF-8, a TSV line without exactly one tab. It runs
-before the first epoch (zoo.data.stream_dataset's counting pass calls it), so a training
-stream never meets such a line.
+line: files of different lengths, invalid UTF-8, a TSV line without exactly one tab, a gzip
+file cut short, old Mac line endings (CR alone). It runs before the first epoch
+(zoo.data.stream_dataset's counting pass calls it), so a training stream never meets such a
+line. `check_files(corpus)` is its quick part, for runs that skip the counting pass: the
+gzip files read to their end and the line endings of each file's first MiB
+(zoo.data.file_checks); `TextLineDataset` would otherwise stop silently at the cut of a
+truncated gzip file, and read a CR-only file as one line.
 
 `open_stream` reads the corpus registry (zoo.data.corpora) for named corpora and TFDS; the
 `StreamedCorpus` record, its reading and sharding are in zoo.data.streamed_corpus.
 """
 
-import gzip
 import os
 
 from zoo.data.corpora import NAMED_TFDS, find_corpus, language_code, tfds_name
 from zoo.data.corpus import Corpus
 from zoo.data.errors import MissingDataError
+from zoo.data.file_checks import (
+    GZIP_ERRORS,
+    check_file,
+    check_head,
+    gzip_error,
+    open_binary,
+    read_head,
+)
+from zoo.data.fingerprint import note_read
 from zoo.data.readers import tsv_fields
 from zoo.data.streamed_corpus import KINDS, StreamedCorpus
 
@@ -35,15 +47,12 @@ __all__ = [
     "NAMED_TFDS",
     "StreamedCorpus",
     "check",
+    "check_files",
     "materialise",
     "open_stream",
     "tfds_name",
     "total_bytes",
 ]
-
-
-def _open_binary(path):
-    return gzip.open(path, "rb") if path.endswith(".gz") else open(path, "rb")
 
 
 def _check_utf8(raw, path, number):
@@ -58,7 +67,8 @@ def _check_utf8(raw, path, number):
 
 def check(corpus):
     """Reads `corpus`'s files once and raises ValueError naming the file and line of the first
-    problem: files of different lengths, invalid UTF-8, a TSV line without exactly one tab.
+    problem: files of different lengths, invalid UTF-8, a TSV line without exactly one tab,
+    a damaged or truncated gzip file, lines ending in CR alone.
     Returns the number of lines (pairs before dropping empty ones); None for TFDS."""
     if corpus.kind == "tfds":
         return None
@@ -68,11 +78,35 @@ def check(corpus):
             total += _check_parallel(source_path, target_path)
         return total
     for path in corpus.files:
-        with _open_binary(path) as f:
-            for number, raw in enumerate(f, start=1):
-                tsv_fields(_check_utf8(raw.rstrip(b"\r\n"), path, number), path, number)
-                total += 1
+        total += _read_lines(
+            path, lambda raw, path, number: tsv_fields(_check_utf8(raw, path, number), path, number)
+        )
     return total
+
+
+def check_files(corpus):
+    """The quick part of `check`, for a stream that is not counted before training: reads
+    each gzip file to its end and checks each file's first MiB for CR-only line ends; raises
+    ValueError naming the file. Nothing for TFDS."""
+    for path in corpus.paths():
+        note_read(path)
+        check_file(path)
+
+
+def _read_lines(path, check_line):
+    """Calls `check_line(raw, path, number)` on each line of `path` (bytes without its line
+    end); returns the number of lines. Raises ValueError naming the file when it is a damaged
+    gzip file or has CR-only line ends."""
+    note_read(path)
+    check_head(read_head(path), path)
+    number = 0
+    try:
+        with open_binary(path) as f:
+            for number, raw in enumerate(f, start=1):
+                check_line(raw.rstrip(b"\r\n"), path, number)
+    except GZIP_ERRORS as error:
+        raise gzip_error(path, error, f" (after line {number})") from None
+    return number
 
 
 def _check_parallel(source_path, target_path):
@@ -87,11 +121,7 @@ def _check_parallel(source_path, target_path):
 
 def _check_lines(path):
     """The number of lines of `path`; raises on invalid UTF-8."""
-    number = 0
-    with _open_binary(path) as f:
-        for number, raw in enumerate(f, start=1):
-            _check_utf8(raw, path, number)
-    return number
+    return _read_lines(path, _check_utf8)
 
 
 def _existing(path):
