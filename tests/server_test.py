@@ -1,5 +1,6 @@
-"""Tests of zoo/server.py (`python -m zoo serve`): a real HTTP server on a free port, whose
-answers must equal the Translator's own."""
+"""Tests of zoo/server/ (`python -m zoo serve`): a real HTTP server on a free port, whose
+answers must equal the Translator's own. tests/server/ holds the limits, batching and
+hostile-input cases."""
 
 import html
 import json
@@ -31,7 +32,8 @@ def served(data_dir):
 
 def _call(url, path, payload=None, raw=None):
     data = raw if raw is not None else None if payload is None else json.dumps(payload).encode()
-    request = urllib.request.Request(url + path, data=data)
+    headers = {} if data is None else {"Content-Type": "application/json"}
+    request = urllib.request.Request(url + path, data=data, headers=headers)
     try:
         with urllib.request.urlopen(request, timeout=120) as response:
             return response.status, json.loads(response.read())

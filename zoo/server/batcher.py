@@ -1,0 +1,125 @@
+"""`Batcher`: requests queued on the event loop, merged into batches, run by one worker
+thread.
+
+The event loop never waits on the model: a batch runs in the worker thread (one, so that
+one model call runs at a time) while the loop reads, checks and queues other requests.
+A batch starts with the oldest queued request and takes the queued requests with the
+same key (the same search options) after it, up to `max_batch_size` sentences, waiting
+at most `max_wait_s` after the oldest request arrived for more to come. A request is never
+split across batches (one larger than `max_batch_size` runs alone), and a request whose
+key is None (sampling) always runs alone. A dropped request (its client left, or it timed
+out) is taken out of the queue, and never run.
+"""
+
+import asyncio
+import collections
+import concurrent.futures
+import contextlib
+import dataclasses
+
+
+class QueueFull(RuntimeError):
+    """The queue holds `max_queue` requests already."""
+
+
+@dataclasses.dataclass(eq=False)
+class Job:
+    """One queued request: `future` gets its outcome (a response, or the exception)."""
+
+    request: dict
+    key: object
+    size: int
+    future: asyncio.Future
+    queued_at: float
+    dropped: bool = False
+
+
+class Batcher:
+    """Batches of `run(requests) -> outcomes` (one outcome per request, in order), run in
+    one worker thread. `start()` and `stop()` on the event loop that serves."""
+
+    def __init__(self, run, max_batch_size, max_wait_s, max_queue):
+        self.run = run
+        self.max_batch_size = max_batch_size
+        self.max_wait_s = max_wait_s
+        self.max_queue = max_queue
+        self.batches = 0  # batches run so far (a figure for tests and /config)
+        self._queue = collections.deque()
+        self._wake = None
+        self._task = None
+        self._executor = None
+
+    @property
+    def queued(self):
+        return len(self._queue)
+
+    async def start(self):
+        self._wake = asyncio.Event()
+        self._executor = concurrent.futures.ThreadPoolExecutor(1, "zoo-translate")
+        self._task = asyncio.get_running_loop().create_task(self._serve())
+
+    async def stop(self):
+        self._task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._task
+        self._executor.shutdown(wait=False, cancel_futures=True)
+        while self._queue:
+            job = self._queue.popleft()
+            if not job.future.done():
+                job.future.set_result(RuntimeError("the server is stopping"))
+
+    def submit(self, request, key, size):
+        """Queues `request` (`size` sentences) and returns its Job; QueueFull if full."""
+        if len(self._queue) >= self.max_queue:
+            raise QueueFull(f"{len(self._queue)} requests are waiting already")
+        loop = asyncio.get_running_loop()
+        job = Job(request, key, size, loop.create_future(), loop.time())
+        self._queue.append(job)
+        self._wake.set()
+        return job
+
+    def drop(self, job):
+        """Takes `job` out of the queue: it will not run (or its outcome is not awaited)."""
+        job.dropped = True
+        with contextlib.suppress(ValueError):
+            self._queue.remove(job)
+
+    async def _serve(self):
+        loop = asyncio.get_running_loop()
+        while True:
+            if not self._queue:
+                self._wake.clear()
+                await self._wake.wait()
+                continue
+            batch = [job for job in await self._gather(loop) if not job.dropped]
+            if not batch:
+                continue
+            requests = [job.request for job in batch]
+            try:
+                outcomes = await loop.run_in_executor(self._executor, self.run, requests)
+            except Exception as error:  # `run` answers each request; this is a defect
+                outcomes = [error] * len(batch)
+            self.batches += 1
+            for job, outcome in zip(batch, outcomes, strict=True):
+                if not job.future.done():
+                    job.future.set_result(outcome)
+
+    async def _gather(self, loop):
+        """The next batch: the oldest request and the ones that may join it."""
+        first = self._queue.popleft()
+        batch, size = [first], first.size
+        if first.key is None:
+            return batch
+        deadline = first.queued_at + self.max_wait_s
+        while True:
+            for job in list(self._queue):
+                if job.key == first.key and size + job.size <= self.max_batch_size:
+                    self._queue.remove(job)
+                    batch.append(job)
+                    size += job.size
+            remaining = deadline - loop.time()
+            if size >= self.max_batch_size or remaining <= 0:
+                return batch
+            self._wake.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), remaining)

@@ -1,0 +1,81 @@
+"""The server's limits: what one request may ask, how requests are batched, and how long a
+connection may keep the server waiting. One table, which `make_server`, the `zoo serve`
+flags, `/config` and the serving guide read."""
+
+import dataclasses
+
+MAX_REQUEST_BYTES = 1 << 20
+
+
+def _limit(default, help):
+    return dataclasses.field(default=default, metadata={"help": help})
+
+
+@dataclasses.dataclass(frozen=True)
+class ServerLimits:
+    """The limits of one server (`make_server(translator, **limits)` takes these fields).
+
+    A request over a size limit is answered 413 (a beam size over `max_beam_size` 400), a
+    full queue 503, a request not answered within `request_timeout` 504, a body not read
+    within `read_timeout` 408; every message names the limit."""
+
+    max_request_bytes: int = _limit(
+        MAX_REQUEST_BYTES,
+        "largest request body in bytes, whatever its framing (Content-Length or chunked)",
+    )
+    max_sentences: int = _limit(100, "most sentences in one request")
+    max_sentence_chars: int = _limit(1000, "most characters in one sentence")
+    max_beam_size: int = _limit(16, "largest beam_size a request may ask for")
+    max_beam_sentences: int = _limit(
+        1000, "most beam_size x sentences in one request (the hypotheses one search holds)"
+    )
+    max_batch_size: int | None = _limit(
+        None,
+        "most sentences translated in one call: requests with the same search options that "
+        "arrive within max_wait_ms of each other are merged up to this many (default: the "
+        "translator's batch size)",
+    )
+    max_wait_ms: float = _limit(
+        5.0, "how long a request waits for others to share its batch, in milliseconds"
+    )
+    max_queue: int = _limit(256, "most requests waiting for the model; more are answered 503")
+    request_timeout: float = _limit(
+        60.0, "seconds from a request's arrival in the queue to its answer; later: 504"
+    )
+    read_timeout: float = _limit(
+        10.0,
+        "seconds a client may take to send a request's head, and its body; later: the "
+        "connection is closed (408 for a body)",
+    )
+    keep_alive_timeout: float = _limit(
+        5.0, "seconds an idle connection is kept open between requests"
+    )
+    backlog: int = _limit(2048, "connections waiting to be accepted (the listen queue)")
+    max_connections: int = _limit(
+        1000, "open connections and requests at once; more are answered 503"
+    )
+
+    def __post_init__(self):
+        for field in dataclasses.fields(self):
+            value = getattr(self, field.name)
+            if value is None and field.name == "max_batch_size":
+                continue
+            integer = field.type in (int, int | None)
+            kinds = (int,) if integer else (int, float)
+            if isinstance(value, bool) or not isinstance(value, kinds) or value <= 0:
+                kind = "integer" if integer else "number"
+                raise ValueError(
+                    f"ServerLimits.{field.name} must be a positive {kind}, received {value!r}."
+                )
+
+    def as_dict(self):
+        return dataclasses.asdict(self)
+
+
+def limit_help(name):
+    """What the limit `name` does (the flag's help text and the guide's table)."""
+    return {field.name: field.metadata["help"] for field in dataclasses.fields(ServerLimits)}[name]
+
+
+def limit_default(name):
+    return {field.name: field.default for field in dataclasses.fields(ServerLimits)}[name]

@@ -1,0 +1,96 @@
+"""What a checked request asks of the translator, and a batch of requests in one call.
+
+Runs in the server's worker thread: these functions call the model and block."""
+
+from zoo.server.validation import RequestError
+
+_NEG_INF = float("-inf")  # an n-best entry that does not exist (tiny vocabularies)
+
+
+def translate_request(translator, request):
+    """The response object of a checked `POST /translate` request (a dict whose every
+    value is a list with one entry per sentence, in order)."""
+    sentences, beam_size = request["sentences"], request.get("beam_size")
+    sample = request.get("sample")
+    if sample is not None:
+        return {"translations": translator.sample(sentences, **sample)}
+    n_best = request.get("n_best")
+    if not has_attention(translator):  # a SavedModel exported with attention=False
+        asked = [k for k in ("alignments", "attention", "replace_unknown") if request.get(k)]
+        if asked:
+            raise RequestError(f"{asked} need the attention, which this SavedModel leaves out.")
+        response = {"translations": translator.translate(sentences, beam_size=beam_size)}
+        if n_best:
+            response["n_best"] = _n_best(translator, sentences, n_best, beam_size)
+        return response
+    translations = translator.translate_with_attention(sentences, beam_size=beam_size)
+    response = {
+        "translations": [t.translation for t in translations],
+        "scores": [t.score for t in translations],
+    }
+    if request.get("replace_unknown"):
+        if hasattr(translator, "replace_unknown"):  # a Translator
+            response["translations"] = translator.replace_unknown(translations)
+        else:  # a SavedModelTranslator: its translation_unk_replaced output
+            response["translations"] = translator.translate(
+                sentences, beam_size=beam_size, replace_unknown=True
+            )
+    if request.get("alignments"):
+        response["alignments"] = [t.alignment() for t in translations]
+    if request.get("attention"):
+        response["attention"] = [
+            {
+                "source_tokens": t.source_tokens,
+                "target_tokens": t.target_tokens,
+                "weights": [[round(float(w), 4) for w in row] for row in t.weights],
+            }
+            for t in translations
+        ]
+    if n_best:
+        response["n_best"] = _n_best(translator, sentences, n_best, beam_size)
+    return response
+
+
+def has_attention(translator):
+    """Whether `translator` gives attention weights (a SavedModel may leave them out)."""
+    outputs = getattr(translator, "metadata", {}).get("outputs")  # a SavedModelTranslator's
+    return outputs is None or "attention" in outputs
+
+
+def _n_best(translator, sentences, n, beam_size):
+    if beam_size is None:  # a SavedModel has no beam_size argument
+        lists = translator.translate_n_best(sentences, n)
+    else:
+        lists = translator.translate_n_best(sentences, n, beam_size=beam_size)
+    return [
+        [{"translation": text, "score": score} for text, score in entries if score != _NEG_INF]
+        for entries in lists
+    ]
+
+
+def _outcome(translator, request):
+    """The response of one request, or the exception it raised."""
+    try:
+        return translate_request(translator, request)
+    except Exception as error:  # answered to its request alone (zoo.server.app)
+        return error
+
+
+def run_batch(translator, requests):
+    """The outcomes (response dicts or exceptions) of `requests`, checked requests sharing
+    their options (`zoo.server.validation.batch_key`), translated in one call: their
+    sentences joined, each answer the slice of its own sentences. If the joined call
+    fails, each request runs alone, so that one request's failure stays its own."""
+    if len(requests) == 1:
+        return [_outcome(translator, requests[0])]
+    joined = dict(requests[0], sentences=[s for r in requests for s in r["sentences"]])
+    try:
+        response = translate_request(translator, joined)
+    except Exception:
+        return [_outcome(translator, request) for request in requests]
+    outcomes, start = [], 0
+    for request in requests:
+        end = start + len(request["sentences"])
+        outcomes.append({key: values[start:end] for key, values in response.items()})
+        start = end
+    return outcomes

@@ -1,0 +1,199 @@
+"""A `POST /translate` body, checked: JSON of the expected types within the server's limits,
+or a `RequestError` (status and a message naming the field, or the limit, and what was
+received). Nothing here runs the model."""
+
+import json
+import math
+
+OPTIONS = ("sentences", "beam_size", "n_best", "alignments", "attention", "replace_unknown",
+           "sample")  # fmt: skip
+FLAGS = ("alignments", "attention", "replace_unknown")
+SAMPLE_FIELDS = ("temperature", "top_k", "top_p", "seed")
+JSON_TYPE = "application/json"
+
+
+class RequestError(ValueError):
+    """A request the server cannot honour: answered with `status` and the message;
+    `close` ends the connection after the answer (its body may not have been read)."""
+
+    def __init__(self, message, status=400, close=False):
+        super().__init__(message)
+        self.status = status
+        self.close = close
+
+
+def describe(value):
+    """`value` in JSON's words, for messages: 'a string "false"', 'an object', ..."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return f"the number {value!r}"
+    if isinstance(value, str):
+        shown = value if len(value) <= 40 else value[:37] + "..."
+        return f"the string {json.dumps(shown, ensure_ascii=False)}"
+    return "an array" if isinstance(value, list) else "an object"
+
+
+def check_content_type(value):
+    """415 unless the Content-Type is application/json (parameters such as charset allowed):
+    a page on another origin can then post only after a CORS preflight, which this server
+    does not answer."""
+    if (value or "").split(";")[0].strip().lower() != JSON_TYPE:
+        raise RequestError(
+            f"POST /translate takes a body of Content-Type: {JSON_TYPE}, received "
+            f"{value or 'no Content-Type'}.",
+            status=415,
+            close=True,
+        )
+
+
+def _reject_constant(name):
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _finite_float(text):
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text} is too large for a number")
+    return value
+
+
+def parse_json(body):
+    """The JSON object of `body` (bytes), or a 400 RequestError."""
+    try:
+        request = json.loads(
+            body.decode("utf-8"), parse_constant=_reject_constant, parse_float=_finite_float
+        )
+    except RecursionError:
+        raise RequestError("the body nests JSON arrays or objects too deeply.") from None
+    except (UnicodeDecodeError, ValueError) as error:  # JSONDecodeError is a ValueError
+        raise RequestError(f"the body must be a JSON object in UTF-8: {error}") from None
+    if not isinstance(request, dict):
+        raise RequestError(f"the body must be a JSON object, received {describe(request)}.")
+    return request
+
+
+def _integer(name, value, minimum, maximum=None, limit=None):
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise RequestError(f'"{name}" must be an integer, received {describe(value)}.')
+    if value < minimum:
+        raise RequestError(f'"{name}" must be at least {minimum}, received {value}.')
+    if maximum is not None and value > maximum:
+        raise RequestError(
+            f'"{name}" must be at most {maximum} on this server ({limit}), received {value}.'
+        )
+    return value
+
+
+def _sentences(value, limits):
+    if isinstance(value, str):
+        raise RequestError(
+            '"sentences" must be a list of strings, received a single string; wrap it as '
+            "[sentence]."
+        )
+    if not isinstance(value, list):
+        raise RequestError(f'"sentences" must be a list of strings, received {describe(value)}.')
+    if len(value) > limits.max_sentences:
+        raise RequestError(
+            f"the request has {len(value)} sentences; this server takes at most "
+            f"{limits.max_sentences} a request (max_sentences).",
+            status=413,
+        )
+    for index, sentence in enumerate(value):
+        if not isinstance(sentence, str):
+            raise RequestError(
+                f'"sentences" must be a list of strings, received {describe(sentence)} at '
+                f"index {index}."
+            )
+        if len(sentence) > limits.max_sentence_chars:
+            raise RequestError(
+                f"sentences[{index}] has {len(sentence)} characters; this server takes at "
+                f"most {limits.max_sentence_chars} a sentence (max_sentence_chars).",
+                status=413,
+            )
+        try:
+            sentence.encode("utf-8")
+        except UnicodeEncodeError as error:  # a lone surrogate, e.g. "\ud800"
+            raise RequestError(
+                f"sentences[{index}] is not valid Unicode text: {error.reason} at character "
+                f"{error.start}."
+            ) from None
+    return value
+
+
+def _sample(value):
+    if not isinstance(value, dict):
+        raise RequestError(
+            f'"sample" must be an object of {", ".join(SAMPLE_FIELDS)}, received '
+            f"{describe(value)}."
+        )
+    unknown = sorted(set(value) - set(SAMPLE_FIELDS))
+    if unknown:
+        raise RequestError(
+            f'unknown field(s) {unknown} in "sample"; expected some of {list(SAMPLE_FIELDS)}.'
+        )
+    checked = {}
+    for name in ("temperature", "top_p"):  # numbers; their ranges are the library's to check
+        number = value.get(name)
+        if number is None:
+            continue
+        if isinstance(number, bool) or not isinstance(number, (int, float)):
+            raise RequestError(f'"sample.{name}" must be a number, received {describe(number)}.')
+        checked[name] = float(number)
+    if value.get("top_k") is not None:
+        checked["top_k"] = _integer("sample.top_k", value["top_k"], 1)
+    if value.get("seed") is not None:
+        checked["seed"] = _integer("sample.seed", value["seed"], 0, 2**63 - 1, "a 64-bit seed")
+    return checked
+
+
+def check_request(request, limits, default_beam_size=1):
+    """The options of a parsed body (`parse_json`), checked against `limits` (a
+    `ServerLimits`; `default_beam_size`: the translator's, for a request that names none):
+    a dict with every field of OPTIONS (None or False where not given)."""
+    unknown = sorted(set(request) - set(OPTIONS))
+    if unknown:
+        raise RequestError(f"unknown field(s) {unknown}; expected some of {list(OPTIONS)}.")
+    if "sentences" not in request:
+        raise RequestError('the field "sentences" (a list of strings) is required.')
+    options = {"sentences": _sentences(request["sentences"], limits)}
+    beam_size = request.get("beam_size")
+    if beam_size is not None:
+        beam_size = _integer("beam_size", beam_size, 1, limits.max_beam_size, "max_beam_size")
+    options["beam_size"] = beam_size
+    n_best = request.get("n_best")
+    options["n_best"] = None if n_best is None else _integer("n_best", n_best, 1)
+    for flag in FLAGS:
+        value = request.get(flag)
+        if value is not None and not isinstance(value, bool):
+            raise RequestError(
+                f'"{flag}" must be true or false (a JSON boolean), received {describe(value)}.'
+            )
+        options[flag] = bool(value)
+    sample = request.get("sample")
+    options["sample"] = None if sample is None else _sample(sample)
+    if options["sample"] is not None:
+        asked = [name for name in ("beam_size", "n_best", *FLAGS) if options[name]]
+        if asked:
+            raise RequestError(f'"sample" cannot be combined with {asked}.')
+    beam = 1 if options["sample"] is not None else beam_size or default_beam_size or 1
+    beam = max(beam, options["n_best"] or 1)
+    hypotheses = beam * len(options["sentences"])
+    if hypotheses > limits.max_beam_sentences:
+        raise RequestError(
+            f"the request asks for beam size {beam} x {len(options['sentences'])} sentences "
+            f"= {hypotheses} hypotheses; this server "
+            f"takes at most {limits.max_beam_sentences} (max_beam_sentences).",
+            status=413,
+        )
+    return options
+
+
+def batch_key(options):
+    """What requests must share to be translated in one call (None: never merged, as a
+    sampled request, whose draws depend on the batch)."""
+    if options["sample"] is not None:
+        return None
+    return tuple(options[name] for name in OPTIONS if name not in ("sentences", "sample"))
