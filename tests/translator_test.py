@@ -10,7 +10,7 @@ import tensorflow as tf
 from translator_toy import LONG, MIXED, toy_translator
 
 from zoo.constants import END_ID, PAD_ID
-from zoo.search import search
+from zoo.search import sample, search
 from zoo.text import train_tokenizer
 from zoo.translation import Translation
 from zoo.translator import CONFIG_FILE, Translator
@@ -265,3 +265,69 @@ def test_defaults_are_the_recipes_settings(translator, tmp_path):
     (tmp_path / CONFIG_FILE).write_text(json.dumps({"beam_size": 3}))
     partial = Translator.from_directory(tmp_path)
     assert partial.get_config() == {**defaults.SEARCH_DEFAULTS, "beam_size": 3}
+
+
+def test_sampling_traces_once_for_every_seed_and_setting(translator):
+    """60 calls with different seeds (and temperatures, top_k, top_p) run one traced
+    function; a seed still reproduces its draws, and the draws equal zoo.search.sample's
+    with a SeedGenerator of that seed."""
+    sentences = MIXED[:4]
+    function = translator.sample_function()
+    drawn = {}
+    for seed in range(60):
+        options = [
+            dict(temperature=3.0),
+            dict(temperature=0.5, top_k=5),
+            dict(top_p=0.8),
+            dict(top_k=10**9, temperature=1e-320),
+        ][seed % 4]
+        drawn[seed] = translator.sample(sentences, seed=seed, **options)
+    assert translator.sample_function() is function
+    assert function.experimental_get_tracing_count() == 1
+    assert translator.sample(sentences, seed=4, temperature=3.0) == drawn[4]
+    assert len({tuple(drawn[s]) for s in range(0, 60, 4)}) > 1  # the seeds draw differently
+    greedy = translator.translate(sentences, beam_size=1)
+    assert all(drawn[s] == greedy for s in range(3, 60, 4))  # temperature 1e-320: arg-max
+    # The same draws as the search's own sampler with SeedGenerator(seed), on the batch
+    # the translator runs: its sentences sorted longest first.
+    counts = translator.source_lengths(sentences)
+    order = sorted(range(len(sentences)), key=lambda i: -int(counts[i]))
+    ids, lengths = translator.preprocessor.encode_source(tf.constant([sentences[i] for i in order]))
+    reference = sample(
+        translator.model, ids, temperature=0.5, top_k=5, seed=keras.random.SeedGenerator(1),
+        max_length_ratio=translator.max_length_ratio,
+        max_length_offset=translator.max_length_offset,
+    )  # fmt: skip
+    texts = translator.target_tokenizer.detokenize(reference.ids).numpy()
+    expected = [None] * len(sentences)
+    for row, index in enumerate(order):
+        expected[index] = texts[row].decode() if int(lengths[row]) else ""
+    assert drawn[1] == expected
+
+
+def test_the_translator_keeps_its_most_recently_used_traced_functions(data_dir):
+    """At most `traced.limit` functions stay (least recently used dropped, and freed);
+    a used one is not traced again."""
+    import gc
+    import weakref
+
+    from zoo.translator.traced import MAX_TRACED
+
+    small = toy_translator("bahdanau_rnnsearch", beam_size=2)
+    assert small.traced.limit == MAX_TRACED
+    small.traced.limit = 2
+    first = weakref.ref(small.translate_function(1, attention=False))
+    small.translate(MIXED[:2], beam_size=1)
+    kept = small.translate_function(2, attention=False)
+    small.translate(MIXED[:2], beam_size=2)
+    assert small.translate_function(1, attention=False) is first()  # used: now the newest
+    small.translate(MIXED[:2], beam_size=3)  # drops beam 2, the least recently used
+    assert small.traced.keys() == [(1, False), (3, False)]
+    assert small.translate_function(1, attention=False).experimental_get_tracing_count() == 1
+    dropped = weakref.ref(kept)
+    del kept
+    gc.collect()
+    assert dropped() is None  # the dropped graph is freed
+    for beam_size in range(1, 7):
+        small.translate(MIXED[:1], beam_size=beam_size)
+    assert len(small.traced) == 2

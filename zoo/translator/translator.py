@@ -1,7 +1,9 @@
 """`Translator`: strings in, translations out, with a trained model and its two tokenizers."""
 
 import logging
+import threading
 
+import keras
 import numpy as np
 import tensorflow as tf
 
@@ -19,14 +21,23 @@ from zoo.text.preprocessor import Preprocessor
 from zoo.translation import as_text, check_sentences, run_in_batches, to_translation
 from zoo.translator import graph
 from zoo.translator.output_folder import SETTINGS, OutputFolder
+from zoo.translator.traced import TracedFunctions
 
 logger = logging.getLogger("zoo.translator")
 
 
-def _trace(body):
-    """`body(sentences)` as a `tf.function` of a `tf.string` vector of any length."""
-    signature = [tf.TensorSpec([None], tf.string, name="sentences")]
-    return tf.function(body, input_signature=signature, autograph=False)
+SENTENCES = tf.TensorSpec([None], tf.string, name="sentences")
+SAMPLING_SIGNATURE = [
+    SENTENCES,
+    tf.TensorSpec([], tf.float32, name="temperature"),
+    tf.TensorSpec([], tf.int32, name="top_k"),
+    tf.TensorSpec([], tf.float32, name="top_p"),
+]
+
+
+def _trace(body, signature=(SENTENCES,)):
+    """`body(sentences, ...)` as a `tf.function` of a `tf.string` vector of any length."""
+    return tf.function(body, input_signature=list(signature), autograph=False)
 
 
 def _check_model(model, preprocessor):
@@ -90,7 +101,9 @@ class Translator(OutputFolder):
     (`zoo.translation.run_in_batches`: less padding, faster search) and returned in input
     order. Each beam size compiles one
     `tf.function` (strings -> outputs, batch size and length dynamic), traced once and
-    reused by every later call.
+    reused by every later call; sampling traces one for every seed, temperature, top_k and
+    top_p. The translator keeps the `zoo.translator.traced.MAX_TRACED` most recently used
+    of them (`translator.traced`, a `TracedFunctions`).
 
     Example:
         >>> translator = Translator.from_directory("saved_models/luong_local_general")
@@ -120,7 +133,10 @@ class Translator(OutputFolder):
         self.max_length_ratio = check_non_negative_float(None, "max_length_ratio", max_length_ratio)
         self.max_length_offset = check_int(None, "max_length_offset", max_length_offset, minimum=0)
         self.coverage_penalty = check_non_negative_float(None, "coverage_penalty", coverage_penalty)
-        self._functions = {}
+        self.traced = TracedFunctions()
+        # sample()'s draws: a SeedGenerator that each call sets from its seed, one call at a time.
+        self._seed_generator = keras.random.SeedGenerator(0, name="sample_seed")
+        self._sample_lock = threading.Lock()
 
     @property
     def source_tokenizer(self):
@@ -170,11 +186,10 @@ class Translator(OutputFolder):
         `seed`, in the graph (`zoo.translator.graph.draw`)."""
         return graph.draw(self, sentences, seed, temperature, top_k, top_p)
 
-    def _function(self, key, body):
-        """The cached `tf.function` `body(sentences)` of `key`, traced once."""
-        if key not in self._functions:
-            self._functions[key] = _trace(body)
-        return self._functions[key]
+    def _function(self, key, body, signature=(SENTENCES,)):
+        """The cached `tf.function` `body(sentences, ...)` of `key`, traced once (while it
+        stays among the `traced` functions)."""
+        return self.traced.get(key, lambda: _trace(body, signature))
 
     def translate_function(self, beam_size=None, attention=True):
         """The `tf.function` `sentences (None,) tf.string -> dict` for `beam_size` (and with or
@@ -209,7 +224,7 @@ class Translator(OutputFolder):
                 # clears the kernel cache that owns tensorflow-text's SentencePiece
                 # model): rebuild the resources eagerly, retrace once, retry.
                 self.preprocessor.restore_resources()
-                self._functions.clear()
+                self.traced.clear()
                 function = make()
                 return function(strings)
 
@@ -313,14 +328,35 @@ class Translator(OutputFolder):
                 batch size give the same translations (None: fresh draws).
             batch_size, progress: as for `translate`.
         """
-        import keras
-
         check_sampling(temperature, top_k, top_p)
         seed = check_int(None, "seed", seed, minimum=0, allow_none=True)
-        generator = keras.random.SeedGenerator(seed)
+        vocab = self.target_tokenizer.vocab_size
+        settings = (  # as the traced function takes them: float32, int32, float32
+            np.float32(min(float(temperature), float(np.finfo(np.float32).max))),
+            np.int32(vocab if top_k is None else min(top_k, vocab)),  # V: no cut
+            np.float32(1.0 if top_p is None else top_p),
+        )
 
-        def make():  # one trace per call: the generator is this call's
-            return _trace(lambda s: self.graph_sample(s, generator, temperature, top_k, top_p))
+        def make():
+            function = self.sample_function()
+            return lambda strings: function(strings, *settings)
 
-        _, outputs = self._run(sentences, batch_size, progress, make)
+        with self._sample_lock:  # one call at a time draws from the generator
+            if seed is None:
+                seed = int(np.random.default_rng().integers(2**31))
+            state = self._seed_generator.state
+            state.assign(np.array([seed, 0], state.dtype))  # as SeedGenerator(seed) starts
+            _, outputs = self._run(sentences, batch_size, progress, make)
         return [as_text(out["translation"]) for out in outputs]
+
+    def sample_function(self):
+        """The `tf.function` `(sentences, temperature, top_k, top_p) -> dict` that `sample`
+        runs (`graph_sample` drawing from this translator's `SeedGenerator`, which `sample`
+        sets from its seed), traced once for every seed and setting. A `top_k` of the
+        vocabulary size and a `top_p` of 1 cut nothing."""
+        generator = self._seed_generator
+
+        def body(sentences, temperature, top_k, top_p):
+            return self.graph_sample(sentences, generator, temperature, top_k, top_p)
+
+        return self._function(("sample",), body, SAMPLING_SIGNATURE)
