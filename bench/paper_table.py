@@ -32,6 +32,15 @@ machines and what ran beside them: bench/RESULTS.md, "Translation quality".
 
 A row trained while something else ran has its train minutes marked, with the run's note
 (`--note`) under the table: its accuracy holds (a fixed number of epochs), its time does not.
+
+Under the table, the differences the papers' findings rest on (PAIRS: attention against
+none, reversing the source, input feeding, local against global attention, ...) are tested
+for significance: paired bootstrap resampling of the rows' test BLEU with beam search
+(`zoo.evaluation.compare_systems`, as `python -m zoo compare` runs it), p < 0.05 marking a
+difference as beyond chance. It reads each row's beam translations,
+OUT/<row>/translations.<test split>.beam.txt, which the row's run writes and git does not
+keep; where they are missing (or are not the recorded run's: their BLEU differs from the
+recorded one), the table says so and how to produce them.
 """
 
 import argparse
@@ -51,6 +60,7 @@ README_START = (
 )
 README_END = "<!-- end of the paper table -->"
 README_FIGURE = "paper_table_bleu_by_length.png"  # written beside --readme FILE
+DEFAULT_OUT = OUT_DIR / "paper_table"  # the rows' run folders, table.md, the figure
 EPOCHS = 12  # the table's epochs by default, and the table that --readme writes
 
 
@@ -173,9 +183,10 @@ def _buckets(results):
     return shown, left_out
 
 
-def table(results):
+def table(results, significance_notes=""):
     """The markdown table of finished rows (dict label -> metrics), then a line naming the
-    length buckets left out for having fewer than MIN_SENTENCES sentences."""
+    length buckets left out for having fewer than MIN_SENTENCES sentences, then
+    `significance_notes` (markdown, from `significance`)."""
     shown, left_out = _buckets(results)
     head = "| row | paper row | params | epochs | train min | val ppl | test ppl |"
     head += " BLEU greedy | BLEU beam | chrF |" + "".join(f" {b} |" for _, b in shown)
@@ -215,10 +226,145 @@ def table(results):
     if notes:  # one list item per note, so that markdown keeps them on separate lines
         lines.append("")
         lines.extend(f"- {mark.strip()} Train minutes: {note}." for note, mark in notes.items())
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n" + (f"\n{significance_notes}" if significance_notes else "")
 
 
-def write_outputs(results, out):
+# (baseline row, row, what the papers compare): the differences their findings rest on
+PAIRS = (
+    (
+        "bahdanau_rnnencdec",
+        "bahdanau_rnnsearch",
+        "attention against a fixed context (Bahdanau Table 1)",
+    ),
+    ("luong_base", "luong_global_location", "global attention against none (Luong Table 1)"),
+    ("luong_base_forward", "luong_base", "reversing the source, no attention (Luong Table 1)"),
+    ("luong_local_p_general", "luong_local_p_general_feed", "input feeding (Luong Table 1)"),
+    (
+        "luong_global_general",
+        "luong_local_p_general",
+        "local-p against global, general (Luong Table 4)",
+    ),
+    ("luong_global_dot", "luong_local_p_dot", "local-p against global, dot (Luong Table 4)"),
+    (
+        "luong_local_m_general",
+        "luong_local_p_general",
+        "local-p against local-m, general (Luong Table 4)",
+    ),
+    (
+        "luong_global_dot",
+        "luong_global_general",
+        "general score against dot, global (Luong Table 4)",
+    ),
+    (
+        "luong_global_general",
+        "luong_global_location",
+        "location score against general, global (Luong Table 4)",
+    ),
+    (
+        "luong_local_p_general",
+        "luong_local_p_general_paper_model",
+        "the paper's model against the default (Luong Table 4 settings)",
+    ),
+)
+TRANSLATIONS = "translations.{split}.beam.txt"  # a row's beam translations, in OUT/<row>/
+
+
+def translations_path(out, label, metrics):
+    return out / label / TRANSLATIONS.format(split=metrics["test_split"])
+
+
+def _shown(path):
+    """`path` relative to the repository where it lies inside it (for the table's text)."""
+    path = pathlib.Path(path)
+    return str(path.relative_to(REPO_DIR)) if path.is_relative_to(REPO_DIR) else str(path)
+
+
+def _references(metrics, cache):
+    """The test references of a row's run (its corpus, languages, split and --eval-limit)."""
+    from zoo.data import load_corpus
+
+    limit = metrics["args"].get("eval_limit")
+    key = (metrics["data"], metrics["source_lang"], metrics["target_lang"], metrics["test_split"])
+    if (key, limit) not in cache:
+        corpus = load_corpus(*key)
+        cache[key, limit] = list((corpus.take(limit) if limit else corpus).target)
+    return cache[key, limit]
+
+
+def _translations(label, metrics, out, cache):
+    """The row's beam translations and references, or None when its file is missing or holds
+    another run's translations (their BLEU is not the recorded one)."""
+    from zoo.evaluation import corpus_scores
+
+    path = translations_path(out, label, metrics)
+    if not path.is_file():
+        return None
+    with open(path, encoding="utf-8", newline="") as f:
+        text = f.read()
+    lines = text.split("\n")[:-1] if text.endswith("\n") else text.split("\n")
+    references = _references(metrics, cache)
+    if len(lines) != len(references):
+        return None
+    if abs(corpus_scores(lines, references)["bleu"] - metrics["bleu"]) > 0.005:
+        return None
+    return lines, references
+
+
+def significance(results, out):
+    """Markdown: whether each difference of PAIRS between recorded rows is significant (paired
+    bootstrap resampling of test BLEU, beam), or what it needs where translations are missing."""
+    from zoo.evaluation.significance import DEFAULT_SAMPLES, DEFAULT_SEED, compare_systems
+
+    pairs = [p for p in PAIRS if p[0] in results and p[1] in results]
+    if not pairs:
+        return ""
+    cache, found = {}, {}
+    for label in dict.fromkeys(label for pair in pairs for label in pair[:2]):
+        found[label] = _translations(label, results[label], out, cache)
+    head = (
+        "Significance of the differences the papers' findings rest on: paired bootstrap "
+        f"resampling of test BLEU (beam), {DEFAULT_SAMPLES['bs']} resamples, seed "
+        f"{DEFAULT_SEED}, as `python -m zoo compare` runs it; p < 0.05 marks a difference "
+        "beyond chance in the choice of test sentences (not in the training seed: one run per "
+        "row)."
+    )
+    lines = [head, ""]
+    tested = [p for p in pairs if found[p[0]] and found[p[1]]]
+    if tested:
+        lines += [
+            "| the papers compare | baseline row | row | BLEU | difference | p | significant |",
+            "|---|---|---|---|---:|---:|---|",
+        ]
+    for baseline, row, what in tested:
+        (baseline_lines, references), (row_lines, _) = found[baseline], found[row]
+        systems = {baseline: baseline_lines, row: row_lines}
+        result = compare_systems(references, systems, metrics=("bleu",))
+        first, second = (s["bleu"] for s in result["systems"])
+        lines.append(
+            f"| {what} | {baseline} | {row} | {first['score']:.2f} → {second['score']:.2f} | "
+            f"{second['score'] - first['score']:+.2f} | {second['p_value']:.4f} | "
+            f"{'yes' if second['significant'] else 'no'} |"
+        )
+    missing = [label for label, value in found.items() if value is None]
+    if missing:
+        example = translations_path(out, missing[0], results[missing[0]])
+        split = results[missing[0]]["test_split"]
+        out_flag = "" if out == DEFAULT_OUT.resolve() else f" --out {_shown(out)}"
+        lines += [
+            "" if tested else None,
+            f"Not tested ({len(pairs) - len(tested)} of {len(pairs)} comparisons): it needs "
+            f"each row's test translations, {_shown(out)}/<row>/"
+            f"{TRANSLATIONS.format(split=split)}, which the row's run writes and git does not "
+            f"keep; missing, or not the recorded run's, for {', '.join(missing)}. Train "
+            "the row with its command (`python bench/paper_table.py --list`), or translate "
+            f"with its delivered model folder: `python -m zoo evaluate {_shown(example.parent)} "
+            f"--split {split} --hypotheses {_shown(example)}`; then "
+            f"`python bench/paper_table.py --table-only{out_flag}`.",
+        ]
+    return "\n".join(line for line in lines if line is not None) + "\n"
+
+
+def write_outputs(results, out, significance_notes=""):
     from zoo.evaluation import plot_bleu_by_length
 
     shown, _ = _buckets(results)
@@ -226,17 +372,17 @@ def write_outputs(results, out):
         label: [{**_beam_rows(m)[i], "bin": bucket.replace(" ", "\n")} for i, bucket in shown]
         for label, m in results.items()
     }
-    (out / "table.md").write_text(table(results))
+    (out / "table.md").write_text(table(results, significance_notes))
     plot_bleu_by_length(
         curves,
         str(out / "bleu_by_length.png"),
         title="test2016 BLEU (beam 5) by source length, every row",
     )
-    print(table(results))
+    print(table(results, significance_notes))
     print(f"Wrote {out / 'table.md'} and {out / 'bleu_by_length.png'}")
 
 
-def update_readme(path, results, out):
+def update_readme(path, results, out, significance_notes=""):
     """Replaces the block between README_START and README_END in `path` with the table and
     the figure, copied beside `path` as README_FIGURE and linked relative to `path`'s folder;
     a file without both markers is an error."""
@@ -251,7 +397,7 @@ def update_readme(path, results, out):
     figure = path.parent / README_FIGURE
     shutil.copyfile(out / "bleu_by_length.png", figure)
     alt = "test2016 BLEU by source length for every recorded row"
-    block = f"{README_START}\n\n{table(results)}\n![{alt}]({README_FIGURE})\n\n"
+    block = f"{README_START}\n\n{table(results, significance_notes)}\n![{alt}]({README_FIGURE})\n\n"
     path.write_text(text[:start] + block + text[end:], encoding="utf-8")
     print(f"Updated the paper table in {path} and {figure}")
 
@@ -271,7 +417,7 @@ def main(argv=None):
     )
     parser.add_argument(
         "--out",
-        default=str(OUT_DIR / "paper_table"),
+        default=str(DEFAULT_OUT),
         help="output folder: the rows' runs and logs, table.md, bleu_by_length.png "
         "(default: bench/out/paper_table)",
     )
@@ -315,9 +461,10 @@ def main(argv=None):
     # run of some rows adds them to those recorded earlier.
     results = {label: m for label in ROWS if (m := recorded(label, args.epochs)) is not None}
     if results:
-        write_outputs(results, out)
+        notes = significance(results, out)
+        write_outputs(results, out, notes)
         if args.readme:
-            update_readme(args.readme, results, out)
+            update_readme(args.readme, results, out, notes)
     else:
         print("No finished rows yet.")
 
