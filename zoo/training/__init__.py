@@ -17,10 +17,17 @@ What a recipe does, each setting explicit:
     summary = training.train(model, lambda epoch: make_ds(seed + epoch), val_ds,
                              out_dir=out, optimizer=optimizer, epochs=12,
                              steps_per_epoch=n, checkpoint_every=500, strategy=strategy)
+
+A larger batch than the device holds, and early stopping on validation BLEU:
+
+    bleu = training.ValidationBleu(source_tokenizer, target_tokenizer, val.source, val.target)
+    summary = training.train(model, train_ds, val_ds, out_dir="run", accumulate_steps=4,
+                             validation_metric="bleu", validation_bleu=bleu, early_stopping=3)
 """
 
 from zoo.training.averaging import average_checkpoints
 from zoo.training.checkpoint_manager import CheckpointManager, DamagedCheckpointError
+from zoo.training.early_stopping import VALIDATION_METRICS
 from zoo.training.evaluation import evaluate
 from zoo.training.interruption import TrainingInterrupted
 from zoo.training.losses import (
@@ -54,8 +61,9 @@ from zoo.training.profiles import (
 )
 from zoo.training.strategy import STRATEGIES, is_chief, make_strategy
 from zoo.training.time_limit import TIME_PLAN_FILE, TimeLimit, plan_halving, restore_time_plan
-from zoo.training.train_step import halving_schedule
+from zoo.training.train_step import group_batches, halving_schedule, updates_per_epoch
 from zoo.training.trainer import train
+from zoo.training.validation_bleu import ValidationBleu
 
 __all__ = [
     "CheckpointManager",
@@ -74,10 +82,13 @@ __all__ = [
     "TRAINING_DEFAULTS",
     "TimeLimit",
     "TrainingInterrupted",
+    "VALIDATION_METRICS",
+    "ValidationBleu",
     "average_checkpoints",
     "default_loss_normalization",
     "describe_optimizer",
     "evaluate",
+    "group_batches",
     "halving_schedule",
     "is_chief",
     "keras_loss",
@@ -97,4 +108,5 @@ __all__ = [
     "set_precision",
     "train",
     "training_profile",
+    "updates_per_epoch",
 ]

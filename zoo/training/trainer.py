@@ -21,14 +21,23 @@ import tensorflow as tf
 
 from zoo.checks import check_rate
 from zoo.models import model_dropout
+from zoo.training.early_stopping import check_patience, check_validation_metric
 from zoo.training.evaluation import evaluate
 from zoo.training.interruption import TrainingInterrupted
+from zoo.training.metric_run import RECORD, SCORES, MetricRun
 from zoo.training.optimizers import make_optimizer
+from zoo.training.per_worker import PerWorkerDataset
 from zoo.training.settings import describe_settings, halves, known_steps, resolve_settings
 from zoo.training.strategy import is_chief
 from zoo.training.time_limit import TIME_PLAN_FILE, TimeLimit, restore_time_plan
-from zoo.training.train_step import halving_schedule, make_train_step, prepare_optimizer
-from zoo.training.training_run import TrainingRun
+from zoo.training.train_step import (
+    check_accumulate_steps,
+    group_batches,
+    halving_schedule,
+    make_train_step,
+    prepare_optimizer,
+)
+from zoo.training.training_run import TrainingRun, epoch_dataset
 
 __all__ = ["TrainingInterrupted", "evaluate", "train"]  # the first two: their earlier home
 
@@ -52,6 +61,10 @@ def train(
     jit_compile=False,
     label_smoothing=0.0,
     loss_normalization=None,
+    accumulate_steps=1,
+    validation_metric="loss",
+    early_stopping=None,
+    validation_bleu=None,
     callbacks=None,
     log_every=50,
     verbose=1,
@@ -69,8 +82,9 @@ def train(
             for exact resumption). A `PerWorkerDataset` (or a function returning one) lets
             each worker read its own shard (`zoo.data.worker_stream`).
         val_data: optional Dataset of the same structure, evaluated at each epoch end and
-            when training stops; the best weights by validation loss are saved to
-            `out_dir/model.keras` (without `val_data`: the final weights).
+            when training stops; the best weights by the validation metric (the loss unless
+            `validation_metric` says otherwise) are saved to `out_dir/model.keras` (without
+            `val_data`: the final weights).
         out_dir: folder for `checkpoints/`, `logs/` (TensorBoard) and `model.keras`.
         profile: what the settings left as None take: "bahdanau" or "luong" (the recipes'
             defaults), a dict such as `training_profile("luong", paper=True)`, or None: the
@@ -84,8 +98,10 @@ def train(
             moves earlier to fit; the plan is kept in `checkpoints/time_plan.json` for a
             resumed run). None: the profile's (no limit without one); 0: no limit.
         max_steps: stop after this many optimizer steps in total (None: no limit).
-        steps_per_epoch: sets the progress bar's length and the halving of an optimizer
-            given by name (None: the first epoch's length, when that halving needs it).
+        steps_per_epoch: optimizer steps per epoch (with `accumulate_steps` N, the batches
+            divided by N, rounded up: `train_step.updates_per_epoch`); sets the progress
+            bar's length and the halving of an optimizer given by name (None: the first
+            epoch's length, when that halving needs it).
         checkpoint_every: write a checkpoint every this many steps (and at each epoch end
             and when training stops); a crash loses at most this many steps.
         keep_checkpoints: how many recent checkpoints to keep.
@@ -98,6 +114,18 @@ def train(
         loss_normalization: divide the global batch's summed loss by its "tokens" (the mean
             per token) or "sentences" (the papers' objective: `losses.loss_denominator`).
             None: the optimizer name's own, "tokens" for an optimizer object.
+        accumulate_steps: N >= 1: each optimizer step sums the gradients of N batches,
+            the update of one batch N times larger (`train_step.make_train_step`; one
+            replica). Steps, `max_steps`, checkpoints and the learning-rate schedule count
+            these updates; an epoch's last step takes the batches left over.
+        validation_metric: what judges the run at each validation: "loss" (the validation
+            cross-entropy) or "bleu" (`validation_bleu` of the model); the best model and
+            early stopping follow it (`zoo.training.early_stopping`).
+        early_stopping: stop after this many epochs in a row without improvement of the
+            validation metric (None: train all the epochs). Needs `val_data`.
+        validation_bleu: a function `model -> BLEU` (`ValidationBleu`), needed for
+            `validation_metric="bleu"`; when given, each validation records its BLEU
+            (TensorBoard, `history`'s "val_bleu").
         callbacks: `keras.callbacks.Callback`s; they get on_train_begin/end,
             on_epoch_begin/end and on_train_batch_end (logs: loss, ppl, accuracy, step).
             Setting `model.stop_training = True` stops after the current step.
@@ -110,12 +138,23 @@ def train(
         `train_accuracy` (current epoch so far, or the last full one), `val_loss`, `val_ppl`,
         `val_accuracy`, `best_val_loss`, `model_path`, `resumed_from_step`, `time_plan` (the
         halving plan fitted to the time limit, or None) and `history` (per finished epoch:
-        epoch, step, train_time_s, train_loss, train_ppl, val_loss, val_ppl, val_accuracy).
+        epoch, step, train_time_s, train_loss, train_ppl, val_loss, val_ppl, val_accuracy,
+        and val_bleu when scored); with a validation metric other than the loss, early
+        stopping or `validation_bleu` also `validation_metric`, `val_bleu` and
+        `early_stopping` (the metric's best value, its epoch and step, the epochs without
+        improvement, and the epoch after which the run stopped, or None).
     """
     _check_train_arguments(epochs, max_steps, checkpoint_every, max_minutes)
     label_smoothing = check_rate("train", "label_smoothing", label_smoothing)
+    accumulate_steps = check_accumulate_steps(accumulate_steps)
+    judged = dict(
+        metric=check_validation_metric(validation_metric),
+        patience=check_patience(early_stopping),
+        bleu=validation_bleu,
+    )
     strategy = strategy or tf.distribute.get_strategy()
     show = bool(verbose) and is_chief(strategy)
+    train_data = _grouped(train_data, accumulate_steps)
     given = dict(epochs=epochs, max_minutes=max_minutes, loss_normalization=loss_normalization)
     settings = resolve_settings(model, profile=profile, optimizer=optimizer, **given)
     optimizer, steps_per_epoch = _optimizer(model, train_data, settings, strategy, steps_per_epoch)
@@ -125,13 +164,20 @@ def train(
     step = make_train_step(
         model, optimizer, strategy=strategy, label_smoothing=label_smoothing,
         loss_normalization=normalization, jit_compile=jit_compile,
+        accumulate_steps=accumulate_steps,
     )  # fmt: skip
+    if show and accumulate_steps > 1:
+        print(f"Each step sums the gradients of {accumulate_steps} batches (one update)")
     limit, plan = _time_limit(settings, optimizer, str(out_dir), strategy, resume, show)
-    run = TrainingRun(
-        model, optimizer, step, val_data, out_dir=str(out_dir), strategy=strategy,
-        resume=resume, keep_checkpoints=keep_checkpoints,
+    options = dict(
+        out_dir=str(out_dir), strategy=strategy, resume=resume, keep_checkpoints=keep_checkpoints,
         checkpoint_every=int(checkpoint_every), log_every=log_every, show=show,
     )  # fmt: skip
+    plain = judged["metric"] == "loss" and judged["patience"] is None and validation_bleu is None
+    if plain:
+        run = TrainingRun(model, optimizer, step, val_data, **options)
+    else:
+        run = MetricRun(model, optimizer, step, val_data, **options, **judged)
     callbacks = [*(callbacks or []), *([limit] if limit is not None else [])]
     epochs = settings["epochs"]
     callback_list = keras.callbacks.CallbackList(
@@ -140,7 +186,38 @@ def train(
     )  # fmt: skip
     summary = run.fit(train_data, epochs, steps_per_epoch, max_steps, callback_list)
     summary["time_plan"] = limit.plan if limit is not None else plan
+    if not plain:
+        _add_metric_record(summary, run.state, judged["metric"])
     return summary
+
+
+def _grouped(train_data, accumulate_steps):
+    """`train_data` (a dataset or `epoch -> dataset`) in groups of `accumulate_steps`
+    batches, the input of the accumulating step (`train_step.group_batches`)."""
+    if accumulate_steps == 1:
+        return train_data
+
+    def grouped(epoch):
+        dataset = epoch_dataset(train_data, epoch)
+        if isinstance(dataset, PerWorkerDataset):
+            raise ValueError(
+                f"accumulate_steps={accumulate_steps} needs one replica; received a "
+                "PerWorkerDataset (multi-worker training)."
+            )
+        return group_batches(dataset, accumulate_steps)
+
+    return grouped
+
+
+def _add_metric_record(summary, state, metric):
+    """The summary of a `MetricRun`: its metric, its record and each validation's BLEU."""
+    scores = {score["step"]: score["val_bleu"] for score in state[SCORES]}
+    for record in summary["history"]:
+        if record["step"] in scores:
+            record["val_bleu"] = scores[record["step"]]
+    summary["validation_metric"] = metric
+    summary["val_bleu"] = state["val"].get("bleu") if state["val"] else None
+    summary["early_stopping"] = dict(state[RECORD])
 
 
 def _check_train_arguments(epochs, max_steps, checkpoint_every, max_minutes):
