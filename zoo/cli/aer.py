@@ -40,38 +40,78 @@ def add_aer_command(commands):
     add_debug_flag(aer)
 
 
-def _read_text_lines(path):
-    with open(path, encoding="utf-8") as f:
-        return f.read().splitlines()
+def read_text_lines(path, flag):
+    """The lines of the UTF-8 text file `path` (given as `flag`), split on "\\n" alone: a
+    U+2028, U+0085 or form feed inside a sentence stays in it (`str.splitlines` would cut
+    the sentence there), and a "\\r" before the "\\n" is dropped. A ValueError names the file
+    (and line) when it is a folder, is not UTF-8 or ends its lines with "\\r" alone."""
+    if os.path.isdir(path):
+        raise ValueError(f"{flag} {path}: a folder, not a text file.")
+    if not os.path.exists(path):
+        raise ValueError(f"{flag} {path}: no such file.")
+    with open(path, "rb") as f:
+        data = f.read()
+    lines = data.split(b"\n")
+    if lines[-1] == b"":  # the newline that ends the last line
+        lines.pop()
+    texts = []
+    for number, line in enumerate(lines, start=1):
+        line = line[:-1] if line.endswith(b"\r") else line
+        try:
+            text = line.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise ValueError(
+                f"{flag} {path}, line {number}: not valid UTF-8 ({error.reason} at byte "
+                f"{error.start})."
+            ) from None
+        if "\r" in text:
+            raise ValueError(
+                f"{flag} {path}, line {number}: a carriage return inside the line; lines must "
+                "end with a newline (LF or CRLF), not a carriage return alone (old Mac files)."
+            )
+        texts.append(text)
+    return texts
 
 
-def run_aer(args, out=None):
-    """Prints the AER, precision and recall of the model's alignments on --source/--target."""
-    out = sys.stdout if out is None else out
-    import keras
+def read_pairs(args):
+    """(sources, targets, gold (sure, possible) per pair) of --source, --target and --gold,
+    checked: one line per pair, at least one pair, every gold link inside its pair's words,
+    and at least one link in all."""
+    from zoo.evaluation import parse_gold
 
-    from zoo.evaluation import alignment_error_rate, format_pharaoh, parse_gold
-    from zoo.text import load_tokenizer
-    from zoo.translator import SOURCE_TOKENIZER_DIR, TARGET_TOKENIZER_DIR, Translator
-
-    sources, targets = _read_text_lines(args.source), _read_text_lines(args.target)
-    gold_lines = _read_text_lines(args.gold)
+    sources = read_text_lines(args.source, "--source")
+    targets = read_text_lines(args.target, "--target")
+    gold_lines = read_text_lines(args.gold, "--gold")
     if not len(sources) == len(targets) == len(gold_lines):
         raise ValueError(
             f"--source, --target and --gold must have one line per pair: {len(sources)}, "
             f"{len(targets)} and {len(gold_lines)} lines."
         )
-    gold = [parse_gold(line, f"{args.gold}, line {n}") for n, line in enumerate(gold_lines, 1)]
-    model_file = args.model_file or Translator.model_file(args.model_dir)
-    model_path = os.path.join(args.model_dir, model_file)
-    if not os.path.isfile(model_path):
-        raise ValueError(f"{args.model_dir} is not a zoo output folder: no {model_file}.")
-    model = keras.models.load_model(model_path)  # `import zoo` registered the layers
-    tokenizers = [
-        load_tokenizer(os.path.join(args.model_dir, name))
-        for name in (SOURCE_TOKENIZER_DIR, TARGET_TOKENIZER_DIR)
+    if not sources:
+        raise ValueError(f"--source {args.source}, --target and --gold are empty: no pairs.")
+    gold = [
+        parse_gold(line, f"--gold {args.gold}, line {n}", len(s.split()), len(t.split()))
+        for n, (line, s, t) in enumerate(zip(gold_lines, sources, targets, strict=True), 1)
     ]
-    links = forced_alignments(model, *tokenizers, sources, targets, batch_size=args.batch_size)
+    if not any(sure or possible for sure, possible in gold):
+        raise ValueError(
+            f"--gold {args.gold} holds no link on any of its {len(gold)} lines: the AER "
+            "would be 1.0 whatever the model; expected links i-j (sure) and i?j (possible)."
+        )
+    return sources, targets, gold
+
+
+def run_aer(args, out=None):
+    """Prints the AER, precision and recall of the model's alignments on --source/--target."""
+    out = sys.stdout if out is None else out
+    from zoo.evaluation import alignment_error_rate, format_pharaoh
+    from zoo.translator.output_folder import load_parts
+
+    sources, targets, gold = read_pairs(args)
+    model, source_tokenizer, target_tokenizer = load_parts(args.model_dir, args.model_file)
+    links = forced_alignments(
+        model, source_tokenizer, target_tokenizer, sources, targets, batch_size=args.batch_size
+    )
     scores = alignment_error_rate(links, [g[0] for g in gold], [g[1] for g in gold])
     print(
         f"AER = {scores['aer']:.4f}  precision {scores['precision']:.4f}  recall "

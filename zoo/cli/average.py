@@ -5,6 +5,7 @@ import sys
 
 from zoo.checks import positive_int
 from zoo.cli.flags import add_debug_flag
+from zoo.errors import UsageError
 from zoo.training import average_checkpoints
 from zoo.translator import MODEL_FILE
 from zoo.workflow.flag_types import library_default
@@ -34,18 +35,49 @@ def add_average_command(commands):
     add_debug_flag(average)
 
 
+def check_output_name(name):
+    """--output: a .keras file name inside MODEL_DIR other than model.keras; else a usage
+    error."""
+    if os.path.basename(name) != name or not name.endswith(".keras") or name == ".keras":
+        raise UsageError(
+            f"--output must be a file name inside MODEL_DIR ending in .keras, such as "
+            f"{AVERAGED_FILE!r}; received {name!r}."
+        )
+    if name == MODEL_FILE:
+        raise UsageError(
+            f"--output {MODEL_FILE} would replace the run's best model; choose another name, "
+            f"such as {AVERAGED_FILE!r}."
+        )
+    return name
+
+
 def run_average(args, out=None):
     """Writes the mean of the last --last checkpoints to MODEL_DIR/--output."""
     out = sys.stdout if out is None else out
-    import keras
+    from zoo.translator.output_folder import (
+        CONFIG_FILE,
+        check_folder,
+        load_model_file,
+        model_file,
+    )
 
-    path = os.path.join(args.model_dir, MODEL_FILE)
-    if not os.path.isfile(path):
-        raise ValueError(f"{args.model_dir} is not a zoo output folder: no {MODEL_FILE}.")
-    model = keras.models.load_model(path)
-    used = average_checkpoints(model, os.path.join(args.model_dir, "checkpoints"), args.last)
-    target = os.path.join(args.model_dir, args.output)
+    name = check_output_name(args.output)
+    directory = check_folder(args.model_dir)
+    checkpoints = os.path.join(directory, "checkpoints")
+    if not os.path.isdir(checkpoints):
+        raise ValueError(
+            f"{directory} holds no checkpoints/ folder to average (training writes it)."
+        )
+    model = load_model_file(os.path.join(directory, MODEL_FILE))
+    used = average_checkpoints(model, checkpoints, args.last)
+    target = os.path.join(directory, name)
     model.save(target)
     names = ", ".join(os.path.basename(p) for p in used)
     print(f"Averaged {len(used)} checkpoints ({names}) into {target}", file=out)
+    if os.path.isfile(os.path.join(directory, CONFIG_FILE)) and model_file(directory) == name:
+        print(
+            f"{target} is the model {CONFIG_FILE} names: translate, evaluate and serve now "
+            "load this average.",
+            file=out,
+        )
     return 0

@@ -45,17 +45,13 @@ def load_translator(args):
     )
     if not args.ensemble:
         return translator
-    import keras
-
     from zoo.models import Ensemble
+    from zoo.translator.output_folder import check_folder, load_model_file
 
     members = [translator.model]
     for directory in args.ensemble:
-        name = args.model_file or Translator.model_file(directory)
-        path = os.path.join(directory, name)
-        if not os.path.isfile(path):
-            raise ValueError(f"--ensemble {directory}: no {name} there.")
-        members.append(keras.models.load_model(path))
+        name = args.model_file or Translator.model_file(check_folder(directory))
+        members.append(load_model_file(os.path.join(directory, name)))
     return Translator(
         Ensemble(members),
         translator.source_tokenizer,

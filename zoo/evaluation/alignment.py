@@ -181,19 +181,27 @@ def format_pharaoh(links):
     return " ".join(f"{i}-{j}" for i, j in links)
 
 
-def parse_gold(line, where="gold alignment"):
+def parse_gold(line, where="gold alignment", source_words=None, target_words=None):
     """A gold line `"0-0 1?2 ..."` -> (sure, possible) sets of (i, j) links (`i-j` sure,
-    `i?j` possible); a ValueError names the malformed link."""
+    `i?j` possible, ASCII digits); a ValueError, prefixed with `where`, names a malformed
+    link, or, given the pair's `source_words` and `target_words` counts, a link past them."""
     sure, possible = set(), set()
     for link in line.split():
         separator = "?" if "?" in link else "-"
         left, _, right = link.partition(separator)
-        if not (left.isdigit() and right.isdigit()):
+        if not all(side.isascii() and side.isdigit() for side in (left, right)):
             raise ValueError(
                 f"{where}: {link!r} is not a link; expected i-j (sure) or i?j (possible), "
-                "0-based source index first."
+                "0-based source index first, in ASCII digits."
             )
-        (sure if separator == "-" else possible).add((int(left), int(right)))
+        i, j = int(left), int(right)
+        for index, count, side in ((i, source_words, "source"), (j, target_words, "target")):
+            if count is not None and index >= count:
+                raise ValueError(
+                    f"{where}: the link {link!r} names {side} word {index} (0-based), but the "
+                    f"{side} sentence has {count} word(s)."
+                )
+        (sure if separator == "-" else possible).add((i, j))
     return sure, possible
 
 

@@ -11,13 +11,17 @@
     <out>/serving/             the SavedModel written by `Translator.export`
 
 A setting that translator.json does not hold takes the `Translator`'s default
-(`zoo.search.defaults`).
+(`zoo.search.defaults`); a folder without translator.json is refused (`read_metadata`), since
+another model file or search would translate without a word.
 """
 
+import dataclasses
 import json
 import os
 
+from zoo.checks import check_int
 from zoo.json_files import write_json
+from zoo.search import SearchSettings
 from zoo.search.defaults import SEARCH_DEFAULTS
 
 MODEL_FILE = "model.keras"
@@ -39,13 +43,65 @@ def check_metadata(metadata):
     return metadata
 
 
+def folder_contents(directory, limit=12):
+    """What `directory` holds, for an error message: "model.keras, source_tokenizer/, ..."."""
+    names = sorted(os.listdir(directory))
+    shown = [n + "/" if os.path.isdir(os.path.join(directory, n)) else n for n in names[:limit]]
+    more = f" and {len(names) - limit} more" if len(names) > limit else ""
+    return (", ".join(shown) + more) if shown else "nothing"
+
+
+def check_folder(directory):
+    """`directory` as a str; a ValueError when it is no folder."""
+    directory = os.fspath(directory)
+    if not os.path.isdir(directory):
+        what = "a file" if os.path.exists(directory) else "no such folder"
+        raise ValueError(f"{directory} is not a zoo output folder: {what}.")
+    return directory
+
+
 def read_metadata(directory):
-    """The contents of `<directory>/translator.json` as a dict ({} when absent)."""
-    path = os.path.join(os.fspath(directory), CONFIG_FILE)
+    """The contents of `<directory>/translator.json` as a dict.
+
+    A ValueError names the file when it is missing (it names the model file the folder
+    delivers and its search settings: without it another model or search would translate
+    without a word; the message lists what the folder holds), is not JSON, or holds no
+    JSON object."""
+    directory = check_folder(directory)
+    path = os.path.join(directory, CONFIG_FILE)
     if not os.path.isfile(path):
-        return {}
-    with open(path, encoding="utf-8") as f:
-        return json.load(f)
+        raise ValueError(
+            f"{directory} is not a zoo output folder: {CONFIG_FILE} is missing, which names "
+            "the model file the folder delivers and the search settings it was evaluated "
+            f"with. The folder holds: {folder_contents(directory)}. Restore the file from "
+            f"the run; or, to translate with {MODEL_FILE} and the library's search settings "
+            f"(zoo.search.defaults), write a {CONFIG_FILE} holding {{}}."
+        )
+    try:
+        with open(path, encoding="utf-8") as f:
+            config = json.load(f)
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ValueError(f"{path} is not valid JSON ({error}).") from None
+    if not isinstance(config, dict):
+        raise ValueError(
+            f'{path} must hold a JSON object such as {{"beam_size": 5, "model_file": '
+            f'"{MODEL_FILE}"}}; it holds a {type(config).__name__}.'
+        )
+    return config
+
+
+def check_settings(settings, where=None):
+    """`settings` (Translator setting names -> values) checked as the search checks them
+    (`zoo.search.SearchSettings`, `batch_size` an int >= 1); a ValueError, prefixed with
+    `where`, names a bad one."""
+    search_names = {f.name for f in dataclasses.fields(SearchSettings)}
+    try:
+        SearchSettings(**{k: v for k, v in settings.items() if k in search_names})
+        if "batch_size" in settings:
+            check_int(None, "batch_size", settings["batch_size"])
+    except ValueError as error:
+        raise ValueError(f"{where}: {error}" if where else str(error)) from None
+    return dict(settings)
 
 
 def write_config(directory, settings, metadata=None):
@@ -76,7 +132,8 @@ def read_settings(directory, overrides):
     if unknown:
         raise ValueError(f"Unknown Translator setting(s) {unknown}; valid: {SETTINGS}.")
     settings = {k: v for k, v in read_metadata(directory).items() if k in SETTINGS}
-    return {**settings, **overrides}
+    check_settings(settings, os.path.join(os.fspath(directory), CONFIG_FILE))
+    return check_settings({**settings, **overrides})
 
 
 def save_parts(directory, model, source_tokenizer, target_tokenizer):
@@ -88,14 +145,51 @@ def save_parts(directory, model, source_tokenizer, target_tokenizer):
     target_tokenizer.save(os.path.join(directory, TARGET_TOKENIZER_DIR))
 
 
+def load_model_file(path):
+    """The model saved at `path` (a .keras file; `keras.saving.load_model` with
+    `safe_mode=True`, uncompiled). A ValueError names the file when it is missing or is no
+    valid .keras file (truncated, corrupt, or naming a class that `import zoo` does not
+    register), with the cause."""
+    import keras
+
+    path = os.fspath(path)
+    if not os.path.isfile(path):
+        raise ValueError(f"{path}: no such file.")
+    damage = zip_damage(path)
+    if damage:
+        raise ValueError(f"{path} is not a valid .keras file ({damage}).")
+    try:
+        return keras.saving.load_model(path, compile=False, safe_mode=True)
+    except Exception as error:  # noqa: BLE001 - any failure to read the file says so
+        cause = " ".join(str(error).split())
+        if len(cause) > 300:
+            cause = cause[:300] + " ..."
+        raise ValueError(
+            f"{path} is not a valid .keras file ({type(error).__name__}: {cause})."
+        ) from error
+
+
+def zip_damage(path):
+    """What is wrong with the zip archive at `path` (a .keras file is one), or None."""
+    import zipfile
+
+    size = os.path.getsize(path)
+    if not zipfile.is_zipfile(path):
+        return f"not a zip archive, {size} bytes: truncated, or another kind of file"
+    try:
+        with zipfile.ZipFile(path) as archive:
+            bad = archive.testzip()
+    except (zipfile.BadZipFile, OSError, EOFError) as error:
+        return f"a damaged zip archive: {error}"
+    return None if bad is None else f"a damaged zip archive: entry {bad!r} fails its checksum"
+
+
 def load_parts(directory, name=None):
     """(model, source_tokenizer, target_tokenizer) of a folder; `name`: the model file
     (default: `model_file(directory)`). A ValueError lists what is missing."""
-    import keras
-
     from zoo.text import load_tokenizer
 
-    directory = os.fspath(directory)
+    directory = check_folder(directory)
     name = model_file(directory) if name is None else name
     paths = [
         os.path.join(directory, part) for part in (name, SOURCE_TOKENIZER_DIR, TARGET_TOKENIZER_DIR)
@@ -106,8 +200,7 @@ def load_parts(directory, name=None):
             f"{directory} is not a zoo output folder: missing {missing} (expected "
             f"{name}, {SOURCE_TOKENIZER_DIR}/ and {TARGET_TOKENIZER_DIR}/)."
         )
-    model = keras.saving.load_model(paths[0], compile=False, safe_mode=True)
-    return model, load_tokenizer(paths[1]), load_tokenizer(paths[2])
+    return load_model_file(paths[0]), load_tokenizer(paths[1]), load_tokenizer(paths[2])
 
 
 class OutputFolder:
