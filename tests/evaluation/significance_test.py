@@ -135,3 +135,55 @@ def test_bad_input_is_named(change, message):
     arguments.update(change)
     with pytest.raises(ValueError, match=message):
         compare_systems(**arguments)
+
+
+def test_the_paper_table_tests_the_pairs_whose_translations_it_finds(
+    data_dir, tmp_path, monkeypatch
+):
+    """bench/paper_table.py: a pair of rows whose run folders hold the recorded runs' beam
+    translations gets compare_systems' verdict; a row without them (or with another run's)
+    is named, with how to produce them."""
+    import json
+    import random
+    from pathlib import Path
+
+    from zoo.data import load_corpus
+
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[2] / "bench"))
+    import paper_table
+
+    limit = 80
+    references = load_corpus("multi30k", "de", "en", "test2016").target[:limit]
+    rng = random.Random(0)
+    rows = {
+        "luong_local_p_general": 0.4,
+        "luong_local_p_general_feed": 0.1,
+        "luong_global_general": 0.1,
+    }
+    results, translations = {}, {}
+    for label, rate in rows.items():
+        metrics = json.loads(paper_table.recorded_path(label, 12).read_text())
+        lines = [" ".join(w for w in r.split() if rng.random() > rate) for r in references]
+        path = paper_table.translations_path(tmp_path, label, metrics)
+        path.parent.mkdir()
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        metrics["args"]["eval_limit"] = limit
+        metrics["bleu"] = corpus_scores(lines, references)["bleu"]
+        results[label], translations[label] = metrics, lines
+    results["luong_global_general"]["bleu"] += 1.0  # its file holds another run's translations
+
+    text = paper_table.significance(results, tmp_path)
+    baseline, row = "luong_local_p_general", "luong_local_p_general_feed"
+    systems = {baseline: translations[baseline], row: translations[row]}
+    expected = compare_systems(references, systems, metrics=("bleu",))["systems"]
+    first, second = expected[0]["bleu"], expected[1]["bleu"]
+    assert (
+        f"| {baseline} | {row} | {first['score']:.2f} → {second['score']:.2f} | "
+        f"{second['score'] - first['score']:+.2f} | {second['p_value']:.4f} | yes |"
+    ) in text
+    assert "Not tested (1 of 2 comparisons)" in text
+    assert "not the recorded run's, for luong_global_general." in text
+    assert f"--hypotheses {tmp_path}/luong_global_general/translations.test2016.beam.txt" in text
+    assert paper_table.table(results, text).endswith("\n\n" + text)
+    nothing = paper_table.significance(results, tmp_path / "elsewhere")
+    assert "Not tested (2 of 2 comparisons)" in nothing and "| yes |" not in nothing
