@@ -1,5 +1,6 @@
 """`python -m zoo serve`: translations as JSON over HTTP."""
 
+import logging
 import os
 import sys
 
@@ -75,6 +76,8 @@ def add_serve_command(commands):
 def run_serve(args, out=None, ready=None):
     """Serves until Ctrl-C. `ready(server)` (for tests) is called once it listens."""
     out = sys.stdout if out is None else out
+    # The server's log (requests, and the traceback of each 500 under its id) on stderr.
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     limits = {name: getattr(args, name) for name, _, _ in LIMIT_FLAGS}
     ServerLimits(**limits)  # checked before the model loads
     translator = load_translator(args)

@@ -10,8 +10,9 @@ Endpoints:
   heatmap (it calls `POST /translate` with `"attention": true`; `/?q=TEXT` translates TEXT
   on load).
 - `GET /health`: `{"status": "ok"}`.
-- `GET /config`: the model folder's name, its search settings (`Translator.get_config`)
-  and the server's limits.
+- `GET /config`: the model folder's name, its search settings (`Translator.get_config`),
+  the server's limits and its load (requests waiting; batches, requests run and requests
+  dropped so far).
 - `POST /translate` with a JSON object (`Content-Type: application/json`):
     sentences: list of str (required; empty strings translate to "");
     beam_size: int (optional; the folder's translator.json otherwise);

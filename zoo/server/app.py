@@ -145,7 +145,15 @@ async def config(request):
     get_config = getattr(translator, "get_config", None)
     settings = get_config() if get_config else {"beam_size": state.default_beam_size}
     model_dir = os.path.basename(os.path.normpath(state.model_dir)) if state.model_dir else None
-    return reply(200, {"model_dir": model_dir, **settings, "limits": state.limits.as_dict()})
+    return reply(
+        200,
+        {
+            "model_dir": model_dir,
+            **settings,
+            "limits": state.limits.as_dict(),
+            "load": state.batcher.load(),
+        },
+    )
 
 
 async def http_error(request, exc):

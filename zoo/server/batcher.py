@@ -43,15 +43,15 @@ class Batcher:
         self.max_batch_size = max_batch_size
         self.max_wait_s = max_wait_s
         self.max_queue = max_queue
-        self.batches = 0  # batches run so far (a figure for tests and /config)
+        self.counts = {"batches": 0, "requests": 0, "dropped": 0}  # so far (for /config)
         self._queue = collections.deque()
         self._wake = None
         self._task = None
         self._executor = None
 
-    @property
-    def queued(self):
-        return len(self._queue)
+    def load(self):
+        """The requests waiting now, and the batches, requests run and dropped so far."""
+        return {"waiting": len(self._queue), **self.counts}
 
     async def start(self):
         self._wake = asyncio.Event()
@@ -80,6 +80,8 @@ class Batcher:
 
     def drop(self, job):
         """Takes `job` out of the queue: it will not run (or its outcome is not awaited)."""
+        if not job.dropped:
+            self.counts["dropped"] += 1
         job.dropped = True
         with contextlib.suppress(ValueError):
             self._queue.remove(job)
@@ -99,7 +101,8 @@ class Batcher:
                 outcomes = await loop.run_in_executor(self._executor, self.run, requests)
             except Exception as error:  # `run` answers each request; this is a defect
                 outcomes = [error] * len(batch)
-            self.batches += 1
+            self.counts["batches"] += 1
+            self.counts["requests"] += len(batch)
             for job, outcome in zip(batch, outcomes, strict=True):
                 if not job.future.done():
                     job.future.set_result(outcome)

@@ -57,6 +57,7 @@ class HttpServer:
     called from another thread (or, in the main thread, until SIGINT or SIGTERM)."""
 
     def __init__(self, app, host, port, limits):
+        self.app = app
         self.socket = bind(host, port, limits.backlog)
         self.server_address = self.socket.getsockname()[:2]
         config = uvicorn.Config(
