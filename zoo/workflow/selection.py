@@ -1,9 +1,10 @@
 """Which model a recipe run delivers: its best checkpoint, or the mean of its last ones.
 
-The trainer keeps the model of the best validation loss in `model.keras`. Averaging the
-weights of the run's last N checkpoints (Junczys-Dowmunt et al. 2016; Vaswani et al. 2017)
-often translates better still (docs/decoding.md), but not always: the last checkpoints may
-lie past the best epoch.
+The trainer keeps the best model by the run's validation metric (`--validation-metric`:
+the validation loss, or the BLEU of greedy translations of the validation split) in
+`model.keras`. Averaging the weights of the run's last N checkpoints (Junczys-Dowmunt et
+al. 2016; Vaswani et al. 2017) often translates better still (docs/decoding.md), but not
+always: the last checkpoints may lie past the best epoch.
 So the run scores both on the **validation** split with the search it will be judged by
 (beam search at the run's settings), and delivers the better one: `model.averaged.keras`
 is named in translator.json's "model_file", which `Translator.from_directory` and
@@ -21,8 +22,9 @@ AVERAGED_FILE = "model.averaged.keras"
 
 
 def select_model(
-    best_path, out, val, tokenizers, *, average_last, translator_settings, say, progress=False
-):
+    best_path, out, val, tokenizers, *, average_last, translator_settings, say, progress=False,
+    best_by="loss",
+):  # fmt: skip
     """Chooses between `best_path` (the trainer's model.keras) and the mean of the newest
     `average_last` checkpoints in `out/checkpoints`, by validation BLEU.
 
@@ -35,6 +37,8 @@ def select_model(
         translator_settings: `Translator` keyword arguments (beam_size, length_penalty, ...).
         say: print for the chief.
         progress: show progress bars while translating the validation split.
+        best_by: the validation metric `best_path` is the best model by ("loss" or "bleu":
+            `zoo.training.VALIDATION_METRICS`), for the run's log.
 
     Returns:
         (translator, selection): the `Translator` of the chosen model, and a dict with
@@ -65,7 +69,7 @@ def select_model(
     beam = translator_settings.get("beam_size", 1)
     say(
         f"Choosing the model on {val.name} {val.split} (beam {beam}): the best checkpoint by "
-        f"validation loss, or the mean of the last {len(used)} checkpoints"
+        f"validation {best_by}, or the mean of the last {len(used)} checkpoints"
     )
     for name, translator in candidates.items():
         hypotheses = translator.translate(val.source, progress=progress)

@@ -1,5 +1,5 @@
 """The recipes' training flags: optimizer, schedule, batches, precision, distribution,
-checkpoints and seeds.
+gradient accumulation, the validation metric and early stopping, checkpoints and seeds.
 
 Their defaults are the training profiles of `zoo.training.profiles` (the recipes' defaults
 and, with `--optimizer paper`, the paper's own settings); `zoo.workflow.defaults` fills
@@ -9,7 +9,16 @@ them in after parsing, and the help texts render them.
 import argparse
 
 from zoo.checks import non_negative_float, non_negative_int, positive_float, positive_int
-from zoo.training import LOSS_NORMALIZATIONS, PRECISIONS, STRATEGIES, make_strategy, train
+from zoo.errors import UsageError
+from zoo.training import (
+    LOSS_NORMALIZATIONS,
+    PRECISIONS,
+    STRATEGIES,
+    VALIDATION_METRICS,
+    ValidationBleu,
+    make_strategy,
+    train,
+)
 from zoo.training.optimizers import (
     OPTIMIZER_SETTINGS,
     default_loss_normalization,
@@ -27,8 +36,72 @@ def add_training_flags(parser, family):
     training = parser.add_argument_group("training")
     add_optimizer_flags(training, family)
     add_schedule_flags(training, family)
+    add_validation_flags(training)
     add_checkpoint_flags(training)
     return training
+
+
+def add_validation_flags(training):
+    """Gradient accumulation, the validation metric and early stopping."""
+    training.add_argument(
+        "--accumulate-steps",
+        type=positive_int,
+        default=library_default(train, "accumulate_steps"),
+        metavar="N",
+        help="sum the gradients of N batches before each optimizer update: the update of one "
+        "batch N times larger (--batch-size times N pairs, its loss normalisation and "
+        "clipping) on a device that cannot hold it. Steps count updates: --max-steps, "
+        "--checkpoint-every and the learning-rate halving; an epoch's last step takes the "
+        "batches left over. One device only (default: %(default)s)",
+    )
+    training.add_argument(
+        "--validation-metric",
+        choices=tuple(VALIDATION_METRICS),
+        default=library_default(train, "validation_metric"),
+        help="what judges the model after each epoch: 'loss' (the validation split's "
+        "cross-entropy) or 'bleu' (the BLEU of the validation split translated with greedy "
+        "search, see --validation-bleu-limit). model.keras is the best model by it (the one "
+        "--average-last compares with), and --early-stopping follows it (default: "
+        "%(default)s)",
+    )
+    training.add_argument(
+        "--early-stopping",
+        type=positive_int,
+        default=library_default(train, "early_stopping"),
+        metavar="PATIENCE",
+        help="stop training after PATIENCE epochs in a row without improvement of "
+        "--validation-metric (default: off: all --epochs are trained). A run that stopped "
+        "stays stopped when re-run; --no-resume starts over",
+    )
+    training.add_argument(
+        "--validation-bleu-limit",
+        type=positive_int,
+        default=library_default(ValidationBleu, "limit"),
+        metavar="N",
+        help="with --validation-metric bleu: translate only the first N validation sentences "
+        "after each epoch (default: the whole validation split)",
+    )
+
+
+def training_options(args, val, tokenizers):
+    """`zoo.training.train`'s keyword arguments of the flags of `add_validation_flags`:
+    accumulation, metric, early stopping and, with --validation-metric bleu, the
+    `ValidationBleu` of the validation `Corpus` `val` (translated in batches of
+    --eval-batch-size)."""
+    if args.validation_bleu_limit is not None and args.validation_metric != "bleu":
+        raise UsageError("--validation-bleu-limit applies to --validation-metric bleu.")
+    bleu = None
+    if args.validation_metric == "bleu":
+        bleu = ValidationBleu(
+            *tokenizers, val.source, val.target, limit=args.validation_bleu_limit,
+            batch_size=args.eval_batch_size,
+        )  # fmt: skip
+    return dict(
+        accumulate_steps=args.accumulate_steps,
+        validation_metric=args.validation_metric,
+        early_stopping=args.early_stopping,
+        validation_bleu=bleu,
+    )
 
 
 def by_optimizer(describe, skip=()):
@@ -187,8 +260,8 @@ def add_checkpoint_flags(training):
         default=3,
         metavar="N",
         help="after training, average the weights of the last N checkpoints and deliver that "
-        "model instead of the best one by validation loss when it scores a higher validation "
-        "BLEU with the run's beam search (default: %(default)s, at most --keep-checkpoints; "
+        "model instead of the best one by --validation-metric when it scores a higher "
+        "validation BLEU with the run's beam search (default: %(default)s, at most --keep-checkpoints; "
         "0 or 1: off, the papers' way); translator.json names the file delivered",
     )
     training.add_argument(
