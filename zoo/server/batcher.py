@@ -43,7 +43,8 @@ class Batcher:
         self.max_batch_size = max_batch_size
         self.max_wait_s = max_wait_s
         self.max_queue = max_queue
-        self.counts = {"batches": 0, "requests": 0, "dropped": 0}  # so far (for /config)
+        # So far (for /config): batches and requests run, requests dropped before they ran.
+        self.counts = {"batches": 0, "requests": 0, "dropped": 0}
         self._queue = collections.deque()
         self._wake = None
         self._task = None
@@ -79,12 +80,12 @@ class Batcher:
         return job
 
     def drop(self, job):
-        """Takes `job` out of the queue: it will not run (or its outcome is not awaited)."""
-        if not job.dropped:
-            self.counts["dropped"] += 1
+        """Takes `job` out of the queue: it will not run (a job running already runs to its
+        end, its outcome unread)."""
         job.dropped = True
         with contextlib.suppress(ValueError):
             self._queue.remove(job)
+            self.counts["dropped"] += 1  # (one being gathered is counted when gathered)
 
     async def _serve(self):
         loop = asyncio.get_running_loop()
@@ -93,7 +94,9 @@ class Batcher:
                 self._wake.clear()
                 await self._wake.wait()
                 continue
-            batch = [job for job in await self._gather(loop) if not job.dropped]
+            gathered = await self._gather(loop)
+            batch = [job for job in gathered if not job.dropped]
+            self.counts["dropped"] += len(gathered) - len(batch)
             if not batch:
                 continue
             requests = [job.request for job in batch]
