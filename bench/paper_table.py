@@ -347,19 +347,19 @@ def significance(results, out):
         )
     missing = [label for label, value in found.items() if value is None]
     if missing:
-        example = translations_path(out, missing[0], results[missing[0]])
         split = results[missing[0]]["test_split"]
+        folder = f"{_shown(out)}/ROW"
+        path = f"{folder}/{TRANSLATIONS.format(split=split)}"
         out_flag = "" if out == DEFAULT_OUT.resolve() else f" --out {_shown(out)}"
         lines += [
             "" if tested else None,
-            f"Not tested ({len(pairs) - len(tested)} of {len(pairs)} comparisons): it needs "
-            f"each row's test translations, {_shown(out)}/<row>/"
-            f"{TRANSLATIONS.format(split=split)}, which the row's run writes and git does not "
-            f"keep; missing, or not the recorded run's, for {', '.join(missing)}. Train "
-            "the row with its command (`python bench/paper_table.py --list`), or translate "
-            f"with its delivered model folder: `python -m zoo evaluate {_shown(example.parent)} "
-            f"--split {split} --hypotheses {_shown(example)}`; then "
-            f"`python bench/paper_table.py --table-only{out_flag}`.",
+            f"Not tested ({len(pairs) - len(tested)} of {len(pairs)} comparisons): the test "
+            f"reads each row's beam translations of {split}, `{path}`, which the row's run "
+            "writes and git does not keep; they are missing (or are another run's) for "
+            f"{', '.join(missing)}. To produce them, run the row's command (`python "
+            "bench/paper_table.py --list` prints them) or translate with the row's delivered "
+            f"model folder, `python -m zoo evaluate {folder} --split {split} --hypotheses "
+            f"{path}`; then `python bench/paper_table.py --table-only{out_flag}`.",
         ]
     return "\n".join(line for line in lines if line is not None) + "\n"
 

@@ -182,8 +182,9 @@ def test_the_paper_table_tests_the_pairs_whose_translations_it_finds(
         f"{second['score'] - first['score']:+.2f} | {second['p_value']:.4f} | yes |"
     ) in text
     assert "Not tested (1 of 2 comparisons)" in text
-    assert "not the recorded run's, for luong_global_general." in text
-    assert f"--hypotheses {tmp_path}/luong_global_general/translations.test2016.beam.txt" in text
+    assert "(or are another run's) for luong_global_general." in text
+    assert f"--hypotheses {tmp_path}/ROW/translations.test2016.beam.txt`" in text
+    assert f"--table-only --out {tmp_path}`" in text
     assert paper_table.table(results, text).endswith("\n\n" + text)
     nothing = paper_table.significance(results, tmp_path / "elsewhere")
     assert "Not tested (2 of 2 comparisons)" in nothing and "| yes |" not in nothing
