@@ -41,6 +41,7 @@ from zoo.data.file_checks import (
 from zoo.data.fingerprint import note_read
 from zoo.data.readers import tsv_fields
 from zoo.data.streamed_corpus import KINDS, StreamedCorpus
+from zoo.data.tfds_corpus import prepared_files
 
 __all__ = [
     "KINDS",
@@ -87,7 +88,11 @@ def check(corpus):
 def check_files(corpus):
     """The quick part of `check`, for a stream that is not counted before training: reads
     each gzip file to its end and checks each file's first MiB for CR-only line ends; raises
-    ValueError naming the file. Nothing for TFDS."""
+    ValueError naming the file. For TFDS, only notes the prepared files read."""
+    if corpus.kind == "tfds":
+        for name, split in corpus.files:
+            for path in prepared_files(name, split, corpus.tfds_data_dir):
+                note_read(path)
     for path in corpus.paths():
         note_read(path)
         check_file(path)

@@ -6,8 +6,11 @@ corpus with one dataset per language pair. `split` is the TFDS split string, as 
 resolved it ("validation", "test", "train[:1%]"). Examples are dicts keyed by language code.
 """
 
+import os
+
 import tqdm
 
+from zoo.data.fingerprint import note_read
 from zoo.data.streamed_corpus import StreamedCorpus
 
 
@@ -24,11 +27,27 @@ def dataset_name(corpus, datasets, source_lang, target_lang):
     return found
 
 
+def prepared_files(name, split, data_dir=None):
+    """The files of `split` of TFDS dataset `name` as prepared on disk (its record shards in
+    the dataset's version folder); [] when it is not prepared there (or TFDS cannot say)."""
+    import tensorflow_datasets as tfds
+
+    try:
+        folder = tfds.builder(name, data_dir=data_dir).data_dir
+        names = sorted(os.listdir(folder))
+    except Exception:  # not prepared, or unknown to this TFDS: nothing to list
+        return []
+    base = str(split).split("[", 1)[0].split("+", 1)[0]
+    return [os.path.join(folder, n) for n in names if f"-{base}." in n]
+
+
 def load_tfds_pairs(name, source_lang, target_lang, split, data_dir=None, download=True):
     """Reads `split` of the TFDS translation dataset `name`; returns (sources, targets) lists."""
     import tensorflow_datasets as tfds
 
     dataset = tfds.load(name, split=split, data_dir=data_dir, download=download)
+    for path in prepared_files(name, split, data_dir):
+        note_read(path)
     keys = set(dataset.element_spec)
     for lang in (source_lang, target_lang):
         if lang not in keys:

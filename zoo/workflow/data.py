@@ -22,6 +22,7 @@ import tensorflow as tf
 from zoo.data import (
     StreamCounter,
     StreamedCorpus,
+    check_files,
     count_stream,
     load_corpus,
     make_dataset,
@@ -35,6 +36,7 @@ from zoo.data import (
 )
 from zoo.data.corpora import tfds_name
 from zoo.data.errors import MissingDataError
+from zoo.data.fingerprint import recording_reads
 from zoo.json_files import write_json
 from zoo.text import load_tokenizer, train_tokenizer
 from zoo.training import PerWorkerDataset
@@ -63,8 +65,11 @@ def wants_stream(args):
 
 
 def load_splits(args, say):
-    """(train, val, test): `Corpus` objects, or for a streamed run a `StreamedCorpus` train
-    split beside in-memory val and test splits."""
+    """(train, val, test, files): `Corpus` objects, or for a streamed run a `StreamedCorpus`
+    train split beside in-memory val and test splits; `files`, the corpus files the training
+    and validation splits were read from (absolute paths, for their fingerprints). A streamed
+    training split's files are checked first (`check_files`: a truncated gzip file, CR-only
+    line ends), so that no part of the run reads them unchecked."""
     streaming = wants_stream(args)
 
     def load(split, limit):
@@ -74,21 +79,25 @@ def load_splits(args, say):
             corpus = load_corpus(args.data, args.source_lang, args.target_lang, split)
         return corpus.take(limit) if limit else corpus
 
-    if streaming:
-        if args.train_limit:
-            raise ValueError("--train-limit applies to corpora read in memory (--streaming off).")
-        train = open_stream(args.data, args.source_lang, args.target_lang, "train")
-        size = f"streamed from {', '.join(train.paths()) or train.name}"
-    else:
-        train = load("train", args.train_limit)
-        size = f"{len(train)} training"
-    val = load("val", args.eval_limit)
+    with recording_reads() as files:
+        if streaming:
+            if args.train_limit:
+                raise ValueError(
+                    "--train-limit applies to corpora read in memory (--streaming off)."
+                )
+            train = open_stream(args.data, args.source_lang, args.target_lang, "train")
+            check_files(train)
+            size = f"streamed from {', '.join(train.paths()) or train.name}"
+        else:
+            train = load("train", args.train_limit)
+            size = f"{len(train)} training"
+        val = load("val", args.eval_limit)
     test = load(args.test_split, args.eval_limit)
     say(
         f"Data: {args.data} {args.source_lang}->{args.target_lang}: {size}, "
         f"{len(val)} validation, {len(test)} test ({args.test_split}) pairs"
     )
-    return train, val, test
+    return train, val, test, files
 
 
 def _tokenizer_sentences(args, train, say):

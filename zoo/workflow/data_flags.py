@@ -64,6 +64,13 @@ def add_corpus_flags(data):
         "the pairs the length filter dropped are then reported after the first epoch)",
     )
     data.add_argument(
+        "--allow-corpus-change",
+        action="store_true",
+        help="resume a run although its training or validation files changed since it began "
+        "(run.json holds their fingerprints; without this flag such a rerun is refused, naming "
+        "the file and what changed)",
+    )
+    data.add_argument(
         "--tokenizer-sample",
         type=positive_int,
         default=DEFAULT_TOKENIZER_SAMPLE,

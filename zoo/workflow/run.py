@@ -6,14 +6,14 @@
    folder (`source_tokenizer/`, `target_tokenizer/`, `vocab.<lang>.txt`); reused on resume;
 4. tf.data pipelines, the recipe's model and the paper's optimizer inside the strategy scope;
 5. `zoo.training.train`: progress bar, TensorBoard logs, checkpoints, exact resume, the best
-   model by validation loss in `model.keras`;
+   model by --validation-metric (validation loss or BLEU) in `model.keras`;
 6. `zoo.workflow.selection`: that model or the mean of the last checkpoints, whichever
    scores the higher validation BLEU (translator.json names the one delivered);
 7. `zoo.workflow.report`: greedy and beam-search BLEU/chrF on the test split, perplexity,
    plots, `metrics.json`, the `serving/` SavedModel; then a one-line summary.
 """
 
-import json
+import contextlib
 import os
 import sys
 import time
@@ -22,40 +22,18 @@ import keras
 import tensorflow as tf
 
 from zoo import training
-from zoo.errors import UsageError, exit_on_user_error
+from zoo.errors import exit_on_user_error
 from zoo.json_files import write_json
 from zoo.models import model_dropout
 from zoo.training.profiles import OPTIMIZER_DESCRIPTIONS
 from zoo.workflow import data as recipe_data
 from zoo.workflow.arguments import make_parser, resolve_defaults
+from zoo.workflow.out_lock import OutLock
 from zoo.workflow.report import evaluate_and_report
+from zoo.workflow.run_record import RESUMABLE_CHANGES, RUN_FILE, RunRecord
+from zoo.workflow.training_flags import training_options
 
-RUN_FILE = "run.json"
-# Flags that may change between a run and its resumption (all others must stay the same).
-RESUMABLE_CHANGES = frozenset(
-    {
-        "epochs",
-        "max_steps",
-        "max_minutes",
-        "checkpoint_every",
-        "keep_checkpoints",
-        "average_last",
-        "resume",
-        "beam_size",
-        "length_penalty",
-        "coverage_penalty",
-        "eval_batch_size",
-        "attention_plots",
-        "out",
-        "no_export",
-        "eval_limit",
-        "test_split",
-        "strategy",
-        "deterministic",
-        "jit_compile",
-        "debug",
-    }
-)
+__all__ = ["RESUMABLE_CHANGES", "RUN_FILE", "main", "run", "written_files"]
 
 
 class _Say:
@@ -130,29 +108,6 @@ def written_files(files, model_file="model.keras"):
     return names + ["logs/"]
 
 
-def _check_previous_run(out, args, say):
-    """Refuses to resume a run made with different settings; records this run's settings."""
-    path = os.path.join(out, RUN_FILE)
-    current = {k: v for k, v in sorted(vars(args).items())}
-    if args.resume and os.path.exists(path):
-        with open(path, encoding="utf-8") as f:
-            previous = json.load(f)
-        # A flag that the run's zoo did not have yet (or no longer has) cannot differ.
-        changed = sorted(
-            k
-            for k in set(previous) & set(current)
-            if k not in RESUMABLE_CHANGES and previous[k] != current[k]
-        )
-        if changed:
-            details = ", ".join(f"{k}: {previous.get(k)!r} -> {current.get(k)!r}" for k in changed)
-            raise UsageError(
-                f"{out} holds a run with other settings ({details}). Resume it with the same "
-                "settings, choose another --out, or pass --no-resume to start over."
-            )
-        say(f"Resuming the run in {out} (plain re-runs continue; --no-resume starts over)")
-    write_json(path, current)
-
-
 def _optimizer_note(args, steps_per_epoch, dropout):
     note = OPTIMIZER_DESCRIPTIONS[args.optimizer]
     after = args.decay_after
@@ -191,12 +146,23 @@ def run(build_model, args):
 
 def _run(build_model, args, strategy, chief, say, started):
     out = os.path.abspath(args.out)
+    lock = contextlib.nullcontext()
     if chief:
         os.makedirs(out, exist_ok=True)
-        _check_previous_run(out, args, say)
+        lock = OutLock(out)  # one run at a time in `out`, refused at once otherwise
+    with lock:
+        return _locked_run(build_model, args, strategy, chief, say, started, out)
+
+
+def _locked_run(build_model, args, strategy, chief, say, started, out):
+    record = RunRecord(out, args, say, enabled=chief)
+    record.check_settings()
     say(f"{args.recipe}: size {args.size}, precision {args.precision}, output {out}")
-    train, val, test = recipe_data.load_splits(args, say)
+    train, val, test, files = recipe_data.load_splits(args, say)
+    record.check_corpus(files)
+    record.phase_done("data")
     tokenizers = recipe_data.tokenizers(args, train, out, chief, say)
+    record.phase_done("tokenizers")
     say(
         f"Vocabularies: {tokenizers[0].vocab_size} ({args.source_lang}), "
         f"{tokenizers[1].vocab_size} ({args.target_lang})"
@@ -204,6 +170,8 @@ def _run(build_model, args, strategy, chief, say, started):
     train_data, val_data, steps_per_epoch, data_callbacks = recipe_data.pipelines(
         args, train, val, tokenizers, out, chief, say
     )
+    record.phase_done("pipelines")
+    steps_per_epoch = training.updates_per_epoch(steps_per_epoch, args.accumulate_steps)
     with strategy.scope():
         model = build_model(args, tokenizers[0].vocab_size, tokenizers[1].vocab_size)
         dropout = model_dropout(model)
@@ -217,7 +185,9 @@ def _run(build_model, args, strategy, chief, say, started):
     say(f"Model {model.name}: {int(model.count_params()):,} parameters")
     say(_optimizer_note(args, steps_per_epoch, dropout))
     data = (train_data, val_data, steps_per_epoch)
-    summary = _train(args, model, optimizer, data, strategy, out, say, data_callbacks)
+    options = training_options(args, val, tokenizers)  # accumulation, early stopping
+    summary = _train(args, model, optimizer, data, strategy, out, say, data_callbacks, options)
+    record.phase_done("training")
     if not chief:
         return {"training": summary}
     from zoo.workflow.selection import select_model  # noqa: PLC0415 (needs the translator)
@@ -228,14 +198,18 @@ def _run(build_model, args, strategy, chief, say, started):
         val,
         tokenizers,
         average_last=args.average_last,
+        best_by=args.validation_metric,
         translator_settings=_translator_settings(args),
         say=say,
         progress=say.enabled,
     )
     report = _report(args, translator, test, tokenizers, out, say, selection["model_file"])
+    record.phase_done("evaluation")
     metrics = _metrics(args, model, summary, report, time.perf_counter() - started)
     metrics["selection"] = selection
+    metrics["peak_memory_mib"] = dict(record.record["peak_memory_mib"])
     write_json(os.path.join(out, "metrics.json"), metrics)
+    say(record.memory_line())
     beam, greedy = report["beam"], report["greedy"]
     say(
         f"{args.recipe}: BLEU {beam['bleu']:.2f} (beam {args.beam_size}), "
@@ -248,13 +222,17 @@ def _run(build_model, args, strategy, chief, say, started):
     return metrics
 
 
-def _train(args, model, optimizer, data, strategy, out, say, callbacks):
+def _train(args, model, optimizer, data, strategy, out, say, callbacks, options):
     train_data, val_data, steps_per_epoch = data
     cap = f", at most {args.max_steps} steps" if args.max_steps else ""
     if args.label_smoothing:
         cap += f", label smoothing {args.label_smoothing}"
+    if args.early_stopping:
+        cap += f", early stopping after {args.early_stopping} epoch(s) without a better "
+        cap += f"validation {args.validation_metric}"
+    unit = "batches" if args.accumulate_steps == 1 else f"steps of {args.accumulate_steps} batches"
     say(
-        f"Training: {args.epochs} epochs of {steps_per_epoch} batches of {args.batch_size} "
+        f"Training: {args.epochs} epochs of {steps_per_epoch} {unit} of {args.batch_size} "
         f"pairs{cap}; checkpoints every {args.checkpoint_every} steps in {out}/checkpoints"
     )
     summary = training.train(
@@ -275,6 +253,7 @@ def _train(args, model, optimizer, data, strategy, out, say, callbacks):
         label_smoothing=args.label_smoothing,
         loss_normalization=args.loss_normalization,
         callbacks=callbacks or None,
+        **options,
         verbose=1 if say.enabled else 0,  # the chief's progress bar
     )
     return summary  # its "time_plan": the halving plan fitted to the time limit, or None

@@ -1,0 +1,57 @@
+"""run.json: the fingerprints of the corpus files a run read, checked when it resumes, and the
+peak memory of each phase."""
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from conftest import run_recipe
+
+
+def test_a_changed_corpus_refuses_to_resume_naming_the_file(tiny_corpus, tmp_path, capsys):
+    out = tmp_path / "run"
+    first = run_recipe(out, "--data", tiny_corpus)
+    record = json.loads((out / "run.json").read_text())
+    corpus = Path(tiny_corpus).parent
+    read = [f["path"] for f in record["corpus_files"]]
+    assert read == [str(corpus / n) for n in ("train.de", "train.en", "val.de", "val.en")]
+    assert all(f["size"] == os.path.getsize(f["path"]) for f in record["corpus_files"])
+    # Peak memory by phase, in run.json and metrics.json, and one line of the run log.
+    phases = ["data", "tokenizers", "pipelines", "training", "evaluation"]
+    assert list(record["peak_memory_mib"]) == phases == list(first["peak_memory_mib"])
+    peaks = list(record["peak_memory_mib"].values())
+    assert 0 < peaks[0] and peaks == sorted(peaks)  # a peak never goes down
+    assert "Peak memory (RSS, at the end of each phase): data " in capsys.readouterr().out
+
+    # One sentence changed: refused, naming the file and what changed (message alone, exit 2).
+    train_en = corpus / "train.en"
+    lines = train_en.read_text().splitlines()
+    train_en.write_text("\n".join(["A changed sentence.", *lines[1:]]) + "\n")
+    with pytest.raises(SystemExit) as stopped:
+        run_recipe(out, "--data", tiny_corpus, "--max-steps", "3")
+    assert stopped.value.code == 2
+    error = capsys.readouterr().err
+    assert f"{train_en}: size " in error and "content of its first or last MiB" in error
+    assert "--allow-corpus-change" in error and "Traceback" not in error
+    assert json.loads((out / "run.json").read_text()) == record  # nothing recorded
+
+
+@pytest.mark.slow
+def test_a_changed_corpus_resumes_on_request_and_a_rewrite_is_no_change(
+    tiny_corpus, tmp_path, capsys
+):
+    out = tmp_path / "run"
+    run_recipe(out, "--data", tiny_corpus)
+    train_en = Path(tiny_corpus).parent / "train.en"
+    train_en.write_bytes(train_en.read_bytes())  # a new time, the same bytes: resumes
+    assert run_recipe(out, "--data", tiny_corpus, "--max-steps", "3")["steps"] == 3
+    lines = train_en.read_text().splitlines()
+    train_en.write_text("\n".join(["A changed sentence.", *lines[1:]]) + "\n")
+    resumed = run_recipe(out, "--data", tiny_corpus, "--max-steps", "4", "--allow-corpus-change")
+    assert resumed["training"]["resumed_from_step"] == 3
+    assert "Corpus changed (" in capsys.readouterr().out
+    assert run_recipe(out, "--data", tiny_corpus, "--max-steps", "5")["steps"] == 5  # recorded
+    train_en.write_text("\n".join(lines) + "\n")
+    fresh = run_recipe(out, "--data", tiny_corpus, "--no-resume")  # starts over on any data
+    assert fresh["training"]["resumed_from_step"] is None
