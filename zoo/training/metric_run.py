@@ -94,7 +94,7 @@ class MetricRun(TrainingRun):
         if record["stopped"] is not None and self.show:
             print(
                 f"Early stopping after epoch {record['stopped']}: validation {self.metric} "
-                f"not improved for {record['epochs_without_improvement']} epochs (best "
+                f"not improved for {record['epochs_without_improvement']} epoch(s) (best "
                 f"{record['best']:.4f}, epoch {record['best_epoch']})",
                 flush=True,
             )
