@@ -26,7 +26,8 @@ def add_compare_command(commands):
         description="Score each system's translations against REFERENCE with sacreBLEU (BLEU "
         "13a cased, chrF2) and test each system's difference from the first one, the "
         "baseline: paired bootstrap resampling (Koehn 2004: a 95% confidence interval and a "
-        "p-value) or approximate randomisation (a p-value), as `sacrebleu REFERENCE -i "
+        "p-value) or approximate randomisation (a p-value, and a confidence interval from "
+        "bootstrap resamples), as `sacrebleu REFERENCE -i "
         "SYSTEM_A SYSTEM_B --paired-bs` does with the same seed and samples. A difference "
         f"with p < {defaults['level']:g} is marked significant. Files are UTF-8, one "
         "sentence per line.",
