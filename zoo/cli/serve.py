@@ -8,18 +8,18 @@ from zoo.checks import non_negative_int, positive_float, positive_int
 from zoo.cli.flags import add_search_flags
 from zoo.cli.loading import load_translator
 from zoo.server import ServerLimits, make_server
-from zoo.server.limits import limit_default, limit_help
+from zoo.server.limits import BATCH_SIZE_DEFAULT, limit_default, limit_help
 from zoo.workflow.flag_types import library_default
 
-# The limits as flags: (field of ServerLimits, argparse type, the default's text: "" when the
-# help says it already).
+# The limits as flags: (field of ServerLimits, argparse type, the default's text, None: the
+# value itself).
 LIMIT_FLAGS = (
     ("max_request_bytes", positive_int, None),
     ("max_sentences", positive_int, None),
     ("max_sentence_chars", positive_int, None),
     ("max_beam_size", positive_int, None),
     ("max_beam_sentences", positive_int, None),
-    ("max_batch_size", positive_int, ""),
+    ("max_batch_size", positive_int, f" (default: {BATCH_SIZE_DEFAULT}, --batch-size)"),
     ("max_wait_ms", positive_float, None),
     ("max_queue", positive_int, None),
     ("request_timeout", positive_float, None),

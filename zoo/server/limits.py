@@ -5,6 +5,7 @@ flags, `/config` and the serving guide read."""
 import dataclasses
 
 MAX_REQUEST_BYTES = 1 << 20
+BATCH_SIZE_DEFAULT = "the translator's batch size"  # what max_batch_size=None stands for
 
 
 def _limit(default, help):
@@ -32,8 +33,7 @@ class ServerLimits:
     max_batch_size: int | None = _limit(
         None,
         "most sentences translated in one call: requests with the same search options that "
-        "arrive within max_wait_ms of each other are merged up to this many (default: the "
-        "translator's batch size)",
+        "arrive within max_wait_ms of each other are merged up to this many",
     )
     max_wait_ms: float = _limit(
         5.0, "how long a request waits for others to share its batch, in milliseconds"
@@ -79,3 +79,14 @@ def limit_help(name):
 
 def limit_default(name):
     return {field.name: field.default for field in dataclasses.fields(ServerLimits)}[name]
+
+
+def limits_table():
+    """The limits as a Markdown table (flag, default, what it does): the serving guide holds
+    it verbatim, so that a default changed here shows there (its test checks)."""
+    rows = ["| flag | default | what it bounds |", "|---|---|---|"]
+    for field in dataclasses.fields(ServerLimits):
+        default = BATCH_SIZE_DEFAULT if field.default is None else field.default
+        flag = "--" + field.name.replace("_", "-")
+        rows.append(f"| `{flag}` | {default} | {field.metadata['help']} |")
+    return "\n".join(rows)
