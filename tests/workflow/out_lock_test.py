@@ -12,7 +12,7 @@ import sys
 import textwrap
 
 import pytest
-from conftest import run_recipe
+from recipe_runs import run_recipe
 
 from zoo.workflow.out_lock import LOCK_FILE, OutFolderInUse, OutLock
 

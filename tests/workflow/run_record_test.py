@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import run_recipe
+from recipe_runs import run_recipe
 
 
 def test_a_changed_corpus_refuses_to_resume_naming_the_file(tiny_corpus, tmp_path, capsys):

@@ -4,6 +4,7 @@ run in the graph by `tensorflow_text.SentencepieceTokenizer`."""
 import hashlib
 import io
 import os
+import re
 
 import sentencepiece as spm
 import tensorflow as tf
@@ -15,6 +16,7 @@ from zoo.constants import (
     END_TOKEN,
     PAD_ID,
     PAD_TOKEN,
+    RESERVED_TOKENS,
     START_ID,
     START_TOKEN,
     UNK_ID,
@@ -80,7 +82,7 @@ class SentencePieceTokenizer(Tokenizer):
             raise ValueError(
                 f"model_proto must be the serialized model (bytes), received {type(model_proto)}."
             )
-        processor = spm.SentencePieceProcessor(model_proto=model_proto)
+        processor = _processor(model_proto)
         reserved = {PAD_ID: PAD_TOKEN, START_ID: START_TOKEN, END_ID: END_TOKEN, UNK_ID: UNK_TOKEN}
         found = {i: processor.id_to_piece(i) for i in reserved if i < processor.get_piece_size()}
         if found != reserved:
@@ -126,10 +128,10 @@ class SentencePieceTokenizer(Tokenizer):
         if hasattr(spm, "set_random_generator_seed"):
             spm.set_random_generator_seed(int(seed))
         model = io.BytesIO()
-        spm.SentencePieceTrainer.train(
+        _train(
+            vocab_size,
             sentence_iterator=iter(texts),
             model_writer=model,
-            vocab_size=int(vocab_size),
             model_type=model_type,
             pad_id=PAD_ID,
             bos_id=START_ID,
@@ -177,4 +179,42 @@ class SentencePieceTokenizer(Tokenizer):
         if not os.path.isfile(path):
             raise ValueError(f"Missing SentencePiece model file {path}.")
         with open(path, "rb") as f:
-            return cls(f.read(), lowercase=config["lowercase"])
+            model_proto = f.read()
+        try:
+            return cls(model_proto, lowercase=config["lowercase"])
+        except ValueError as error:
+            raise ValueError(f"{path}: {error}") from None
+
+
+def _processor(model_proto):
+    """A `SentencePieceProcessor` of `model_proto`; ValueError when it is no model."""
+    if model_proto:
+        try:
+            return spm.SentencePieceProcessor(model_proto=model_proto)
+        except RuntimeError:  # sentencepiece's message names only its own source line
+            pass
+    raise ValueError(
+        f"not a valid SentencePiece model ({len(model_proto):,} bytes: damaged, truncated or "
+        "another kind of file); save the tokenizer again, or copy its folder again."
+    )
+
+
+def _train(vocab_size, **options):
+    """`SentencePieceTrainer.train(vocab_size=vocab_size, **options)`, its errors as
+    ValueErrors that say what to change."""
+    try:
+        spm.SentencePieceTrainer.train(vocab_size=int(vocab_size), **options)
+    except RuntimeError as error:
+        found = re.search(r"smaller than required_chars\. \d+ vs (\d+)", str(error))
+        if found:
+            needed = int(found.group(1))
+            raise ValueError(
+                f"vocab_size {vocab_size} is too small for these sentences: SentencePiece needs "
+                f"at least {needed} pieces (the {len(RESERVED_TOKENS)} reserved ids and one per "
+                f"character of the training text); use a vocab_size (--vocab-size) of "
+                f"{needed} or more."
+            ) from None
+        reason = str(error).split("] ", 1)[-1].strip() or str(error)
+        raise ValueError(
+            f"SentencePiece cannot train with vocab_size {vocab_size}: {reason}"
+        ) from None

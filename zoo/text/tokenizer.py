@@ -142,9 +142,16 @@ def read_config(directory):
     path = os.path.join(os.fspath(directory), CONFIG_FILE)
     if not os.path.isfile(path):
         raise ValueError(f"No tokenizer in {directory!s}: {path} does not exist.")
-    with open(path, encoding="utf-8") as f:
-        config = json.load(f)
-    if config.get("format_version") != FORMAT_VERSION or "kind" not in config:
+    try:
+        with open(path, encoding="utf-8") as f:
+            config = json.load(f)
+    except ValueError as error:  # invalid JSON or UTF-8: a damaged or truncated file
+        raise ValueError(f"{path}: not a valid tokenizer config ({error}).") from None
+    if (
+        not isinstance(config, dict)
+        or config.get("format_version") != FORMAT_VERSION
+        or "kind" not in config
+    ):
         raise ValueError(
             f"{path}: expected a zoo tokenizer config with format_version {FORMAT_VERSION} and "
             f"a 'kind', received {config!r}."
