@@ -1,0 +1,291 @@
+"""Load on `python -m zoo serve`: requests/s, p50/p99 latency, errors and the server's peak
+memory at 1, 8, 32 and 128 concurrent clients, every answer checked.
+
+Starts `python -m zoo serve MODEL_DIR --port 0` (plus `--server-args`) in a subprocess,
+translates each test sentence alone first (one request at a time: the reference, and the
+server's warm-up), then for each number of clients C runs C threads that each send
+`--requests` requests of one sentence (the sentences taken in turn) over a kept-alive
+connection, and checks that every answer equals the sentence's translation alone. With
+`--abuse`, hostile requests run at the same time as each load (oversized and malformed
+bodies, Content-Length -1, 10,000 sentences, a 5,000-word sentence, beam 1024, text/plain
+POSTs, idle connections and bodies shorter than their length): each must be refused with
+a 4xx (counted as "abuse ok"), never answered 200 or 5xx. The server's peak resident
+memory (VmHWM) is read after each load. Prints a Markdown table.
+
+    python bench/serve_load.py saved_models/luong_local_general
+    python bench/serve_load.py saved_models/luong_local_general --abuse --requests 50
+    python bench/serve_load.py saved_models/luong_local_general --server-args "--max-batch-size 1"
+
+The sentences are the source side of the corpus's test split (`--data`, default Multi30k
+de-en test2016) or the lines of `--sentences FILE`. One answer that differs from the
+sentence alone, or any error of a well-formed request, is counted in the table.
+"""
+
+import argparse
+import concurrent.futures
+import http.client
+import json
+import os
+import re
+import shlex
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+import common  # quiet TensorFlow start, repository on the path
+
+CLIENTS = "1,8,32,128"
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(
+        description=__doc__.split("\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.add_argument("model_dir", help="an output folder (or its serving/ SavedModel)")
+    p.add_argument("--clients", default=CLIENTS, help="concurrent clients (default: %(default)s)")
+    p.add_argument("--requests", type=int, default=20, help="requests per client (default: 20)")
+    p.add_argument("--sentences", default=None, help="a file of sentences, one a line")
+    p.add_argument("--data", default="multi30k", help="corpus of the test split (default: multi30k)")
+    p.add_argument("--source", default="de", help="source language (default: de)")
+    p.add_argument("--target", default="en", help="target language (default: en)")
+    p.add_argument("--count", type=int, default=200, help="distinct sentences (default: 200)")
+    p.add_argument("--abuse", action="store_true", help="hostile requests during each load")
+    p.add_argument("--server-args", default="", help='more flags of zoo serve, e.g. "--max-batch-size 1"')
+    p.add_argument("--timeout", type=float, default=300, help="seconds a request may take")
+    return p.parse_args(argv)
+
+
+def load_sentences(args):
+    if args.sentences:
+        with open(args.sentences, encoding="utf-8") as f:
+            lines = [line.rstrip("\n") for line in f]
+    else:
+        from zoo.data import load_corpus
+        from zoo.data.corpora import default_test_split
+
+        split = default_test_split(args.data)
+        lines = list(load_corpus(args.data, args.source, args.target, split).source)
+    lines = [line for line in lines if line.strip()][: args.count]
+    if not lines:
+        raise SystemExit("no sentences to send")
+    return lines
+
+
+class Server:
+    """`python -m zoo serve MODEL_DIR --port 0 ...` in a subprocess, its log in a file."""
+
+    def __init__(self, model_dir, extra):
+        self.log = tempfile.NamedTemporaryFile("w+b", suffix=".log", delete=False)
+        command = [sys.executable, "-m", "zoo", "serve", model_dir, "--port", "0", *extra]
+        self.process = subprocess.Popen(
+            command, stdout=subprocess.PIPE, stderr=self.log, cwd=common.REPO_DIR
+        )  # the repository's zoo, also where it is not installed
+        line = self.process.stdout.readline().decode()
+        match = re.search(r"http://([\d.]+):(\d+)/", line)
+        if not match:
+            self.stop()
+            raise SystemExit(f"the server did not start: {line!r}; log: {self.log.name}")
+        self.host, self.port = match[1], int(match[2])
+
+    def peak_rss_mib(self):
+        """The server's peak resident memory (VmHWM), or its current one where the system
+        keeps no peak (psutil)."""
+        try:
+            with open(f"/proc/{self.process.pid}/status", encoding="ascii") as f:
+                for line in f:
+                    if line.startswith("VmHWM:"):
+                        return int(line.split()[1]) / 1024
+        except OSError:
+            pass
+        try:
+            import psutil
+        except ImportError:
+            return None
+        return psutil.Process(self.process.pid).memory_info().rss / 2**20
+
+    def stop(self):
+        self.process.terminate()
+        try:
+            self.process.wait(30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+
+
+def post(connection, payload, headers=None):
+    body = json.dumps(payload).encode()
+    connection.request("POST", "/translate", body, {"Content-Type": "application/json", **(headers or {})})
+    response = connection.getresponse()
+    return response.status, json.loads(response.read() or b"{}")
+
+
+def reference(server, sentences, timeout):
+    connection = http.client.HTTPConnection(server.host, server.port, timeout=timeout)
+    answers = {}
+    for sentence in sentences:
+        status, body = post(connection, {"sentences": [sentence]})
+        if status != 200:
+            raise SystemExit(f"the reference request failed: {status} {body}")
+        answers[sentence] = body["translations"][0]
+    connection.close()
+    return answers
+
+
+def client(server, sentences, expected, offset, count, timeout):
+    """`count` requests on one kept-alive connection: (latencies, errors, wrong answers)."""
+    latencies, errors, wrong = [], 0, 0
+    connection = http.client.HTTPConnection(server.host, server.port, timeout=timeout)
+    for i in range(count):
+        sentence = sentences[(offset + i) % len(sentences)]
+        start = time.perf_counter()
+        try:
+            status, body = post(connection, {"sentences": [sentence]})
+        except (OSError, http.client.HTTPException):
+            errors += 1
+            connection.close()
+            connection = http.client.HTTPConnection(server.host, server.port, timeout=timeout)
+            continue
+        latencies.append(time.perf_counter() - start)
+        if status != 200:
+            errors += 1
+        elif body["translations"] != [expected[sentence]]:
+            wrong += 1
+    connection.close()
+    return latencies, errors, wrong
+
+
+def _raw(server, data, wait=10.0):
+    """Sends raw bytes; the status of the answer (None if the connection closed first)."""
+    with socket.create_connection((server.host, server.port), timeout=wait) as sock:
+        try:
+            sock.sendall(data)
+            answer = sock.recv(256)
+        except OSError:
+            return None
+    match = re.match(rb"HTTP/1\.[01] (\d{3})", answer)
+    return int(match[1]) if match else None
+
+
+def _json_post(body, content_type="application/json", length=None):
+    length = len(body) if length is None else length
+    head = (f"POST /translate HTTP/1.1\r\nHost: x\r\nContent-Type: {content_type}\r\n"
+            f"Content-Length: {length}\r\nConnection: close\r\n\r\n")  # fmt: skip
+    return head.encode() + body
+
+
+def hostile_requests():
+    """(name, bytes to send) of the abusive requests; each must get a 4xx (or a closed
+    connection, for the ones the HTTP parser refuses)."""
+    word_salad = json.dumps({"sentences": ["Hund " * 5000]}).encode()
+    return [
+        ("nested [", _json_post(b"[" * 100_000)),
+        ("10,000 sentences", _json_post(json.dumps({"sentences": ["Ein Hund."] * 10_000}).encode())),
+        ("5,000 words", _json_post(word_salad)),
+        ("beam 1024", _json_post(json.dumps({"sentences": ["a"] * 50, "beam_size": 1024}).encode())),
+        ("sentences object", _json_post(b'{"sentences": {"a": 1}}')),
+        ('attention "false"', _json_post(b'{"sentences": ["a"], "attention": "false"}')),
+        ("text/plain", _json_post(b'{"sentences": ["a"]}', content_type="text/plain")),
+        ("2 MiB body", _json_post(b" " * (2 << 20))),
+        ("Content-Length -1", _json_post(b" " * (1 << 20), length=-1)),
+        ("short body", _json_post(b'{"sent', length=1000)),
+    ]
+
+
+def abuse(server, stop, counts):
+    """Sends the hostile requests in turn until `stop` is set, 20 idle connections open."""
+    idle = [socket.create_connection((server.host, server.port)) for _ in range(20)]
+    requests = hostile_requests()
+    i = 0
+    while not stop.is_set():
+        name, data = requests[i % len(requests)]
+        status = _raw(server, data, wait=30.0)
+        ok = status is None or 400 <= status < 500
+        counts["ok" if ok else "bad"] += 1
+        if not ok:
+            counts.setdefault("bad_cases", set()).add(f"{name}: {status}")
+        i += 1
+    for sock in idle:
+        sock.close()
+
+
+def run_load(server, sentences, expected, clients, args):
+    stop, counts = threading.Event(), {"ok": 0, "bad": 0}
+    abuser = None
+    if args.abuse:
+        abuser = threading.Thread(target=abuse, args=(server, stop, counts), daemon=True)
+        abuser.start()
+    start = time.perf_counter()
+    with concurrent.futures.ThreadPoolExecutor(clients) as pool:
+        futures = [
+            pool.submit(client, server, sentences, expected, c * args.requests, args.requests, args.timeout)
+            for c in range(clients)
+        ]  # fmt: skip
+        results = [f.result() for f in futures]
+    seconds = time.perf_counter() - start
+    stop.set()
+    if abuser is not None:
+        abuser.join(60)
+    latencies = sorted(x for r in results for x in r[0])
+
+    def quantile(q):
+        return 1000 * latencies[min(len(latencies) - 1, int(q * len(latencies)))] if latencies else None
+
+    return {
+        "clients": clients,
+        "requests": clients * args.requests,
+        "per_s": len(latencies) / seconds,
+        "p50": quantile(0.50),
+        "p99": quantile(0.99),
+        "max": 1000 * latencies[-1] if latencies else None,
+        "errors": sum(r[1] for r in results),
+        "wrong": sum(r[2] for r in results),
+        "rss": server.peak_rss_mib(),
+        "abuse": f"{counts['ok']}/{counts['ok'] + counts['bad']}" if args.abuse else "-",
+        "bad_cases": sorted(counts.get("bad_cases", ())),
+    }
+
+
+def markdown(rows):
+    lines = [
+        "| clients | requests | requests/s | p50 ms | p99 ms | max ms | errors | wrong | peak RSS MiB | abuse ok |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['clients']} | {r['requests']} | {r['per_s']:.1f} | {r['p50']:.0f} | "
+            f"{r['p99']:.0f} | {r['max']:.0f} | {r['errors']} | {r['wrong']} | "
+            f"{'-' if r['rss'] is None else format(r['rss'], '.0f')} | {r['abuse']} |"
+        )
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    sentences = load_sentences(args)
+    server = Server(os.path.abspath(args.model_dir), shlex.split(args.server_args))
+    try:
+        start = time.perf_counter()
+        expected = reference(server, sentences, args.timeout)
+        print(f"{len(sentences)} sentences translated alone in {time.perf_counter() - start:.1f} s "
+              f"(server pid {server.process.pid}, log {server.log.name})")  # fmt: skip
+        rows = []
+        for clients in [int(c) for c in args.clients.split(",")]:
+            rows.append(run_load(server, sentences, expected, clients, args))
+            row = rows[-1]
+            print(f"{clients} clients: {row['per_s']:.1f} requests/s, p99 {row['p99']:.0f} ms, "
+                  f"{row['errors']} errors, {row['wrong']} wrong", flush=True)  # fmt: skip
+            for case in row["bad_cases"]:
+                print(f"  abuse answered wrongly: {case}")
+    finally:
+        server.stop()
+    print()
+    print(f"server: python -m zoo serve {args.model_dir} {args.server_args}".strip())
+    print()
+    print(markdown(rows))
+    return 1 if any(r["errors"] or r["wrong"] or r["bad_cases"] for r in rows) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
