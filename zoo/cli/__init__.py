@@ -22,7 +22,7 @@ from zoo.cli.aer import run_aer
 from zoo.cli.average import run_average
 from zoo.cli.compare import run_compare
 from zoo.cli.evaluate import run_evaluate
-from zoo.cli.parser import build_parser
+from zoo.cli.parser import build_parser, parse_arguments
 from zoo.cli.serve import run_serve
 from zoo.cli.translate import run_translate
 from zoo.errors import exit_on_user_error
@@ -55,7 +55,7 @@ def main(argv=None):
 
         params.main(argv[1:])
         return 0
-    args = build_parser().parse_args(argv)
+    args = parse_arguments(argv)
     command = COMMANDS[args.command]
     return exit_on_user_error(
         lambda: command(args), prog=f"python -m zoo {args.command}", debug=args.debug

@@ -72,7 +72,8 @@ def add_search_flags(parser):
         metavar="OTHER_DIR",
         help="decode with an ensemble: MODEL_DIR's model and these folders' models (the mean "
         "of their distributions at every step); all must share MODEL_DIR's target vocabulary "
-        "and read its source tokenizer's ids",
+        "and read its source tokenizer's ids (it takes every word up to the next flag: give "
+        "sentences before it)",
     )
 
 

@@ -46,11 +46,16 @@ def load_translator(args):
     if not args.ensemble:
         return translator
     from zoo.models import Ensemble
-    from zoo.translator.output_folder import check_folder, load_model_file
+    from zoo.translator.output_folder import load_model_file
 
     members = [translator.model]
     for directory in args.ensemble:
-        name = args.model_file or Translator.model_file(check_folder(directory))
+        if not os.path.isdir(directory):
+            raise UsageError(
+                f"--ensemble {directory!r}: no such folder (--ensemble takes every word up to "
+                "the next flag: give the sentences before it)."
+            )
+        name = args.model_file or Translator.model_file(directory)
         members.append(load_model_file(os.path.join(directory, name)))
     return Translator(
         Ensemble(members),

@@ -12,6 +12,22 @@ from zoo.cli.translate import add_translate_command
 
 def build_parser():
     """The argparse parser of `python -m zoo` (every flag has a --help line)."""
+    return _parser_and_commands()[0]
+
+
+def parse_arguments(argv):
+    """`argv` (the arguments after `python -m zoo`) parsed. `translate` takes its sentences
+    before, between or after its flags (`translate DIR --alignments "Ein Hund rennt."`):
+    argparse alone would give SENTENCE only the words right after MODEL_DIR."""
+    parser, commands = _parser_and_commands()
+    if argv[:1] == ["translate"]:
+        namespace = argparse.Namespace(command="translate")
+        return commands.choices["translate"].parse_intermixed_args(argv[1:], namespace)
+    return parser.parse_args(argv)
+
+
+def _parser_and_commands():
+    """(the parser, its subparsers action)."""
     parser = argparse.ArgumentParser(
         prog="python -m zoo",
         description="Attention-based recurrent NMT (Bahdanau et al. 2014; Luong et al. 2015).",
@@ -28,4 +44,4 @@ def build_parser():
         help="print the parameter counts of the presets (python -m zoo params --help)",
         add_help=False,
     )
-    return parser
+    return parser, commands
