@@ -7,6 +7,7 @@ import pytest
 import tensorflow as tf
 from training_toy import toy_arrays, toy_model
 
+from zoo import training
 from zoo.training.losses import loss_denominator, masked_smoothed_loss_sum
 from zoo.training.train_step import (
     compile_step,
@@ -59,11 +60,11 @@ def _dataset(batches):
     return dataset
 
 
-def _model_and_optimizer(weights=None):
+def _model_and_optimizer(weights=None, clipnorm=CLIPNORM):
     model = toy_model(dropout=0.0)
     if weights is not None:
         model.set_weights(weights)
-    optimizer = keras.optimizers.SGD(LEARNING_RATE, global_clipnorm=CLIPNORM)
+    optimizer = keras.optimizers.SGD(LEARNING_RATE, global_clipnorm=clipnorm)
     return model, prepare_optimizer(optimizer, model)
 
 
@@ -149,3 +150,27 @@ def test_accumulate_steps_is_checked():
             make_train_step(model, optimizer, accumulate_steps=bad)
     assert updates_per_epoch(None, 4) is None and updates_per_epoch(8, 1) == 8
     assert group_batches(_dataset(_batches()), 1).element_spec[1].shape.rank == 2
+
+
+def test_under_loss_scaling_the_group_makes_the_larger_batch_update():
+    """mixed_float16: each batch's loss is scaled, the sum unscaled once by the optimizer
+    (without clipping, which would hide a wrong scale)."""
+    keras.utils.set_random_seed(5)
+    batches = _batches()
+    previous = training.set_precision("mixed_float16")
+    try:
+        model, optimizer = _model_and_optimizer(clipnorm=None)
+        assert isinstance(optimizer, keras.optimizers.LossScaleOptimizer)
+        initial = model.get_weights()
+        whole = tf.data.Dataset.from_tensors(_concatenated(batches))
+        _run(model, optimizer, whole, 1, "tokens")
+        plain = model.get_weights()
+        model, optimizer = _model_and_optimizer(initial, clipnorm=None)
+        _run(model, optimizer, group_batches(_dataset(batches), 3), 3, "tokens")
+        accumulated = model.get_weights()
+    finally:
+        training.set_precision(previous)
+    moved = max(np.max(np.abs(a - b)) for a, b in zip(plain, initial, strict=True))
+    assert moved > 1e-3 and int(optimizer.iterations.numpy()) == 1
+    for want, got in zip(plain, accumulated, strict=True):
+        np.testing.assert_allclose(got, want, atol=1e-4)

@@ -106,14 +106,17 @@ def test_without_early_stopping_bleu_picks_the_model_and_every_epoch_trains(tmp_
         np.testing.assert_array_equal(got, want)
 
 
-def test_train_with_accumulation_counts_updates(tmp_path):
+@pytest.mark.parametrize("mirrored", [False, True], ids=["default", "mirrored-one-device"])
+def test_train_with_accumulation_counts_updates(tmp_path, mirrored):
     keras.utils.set_random_seed(1234)
-    model = toy_model()
-    optimizer = training.make_optimizer("adam")
+    strategy = tf.distribute.MirroredStrategy(["/cpu:0"]) if mirrored else None
+    with (strategy or tf.distribute.get_strategy()).scope():
+        model = toy_model()
+        optimizer = training.make_optimizer("adam")
     summary = training.train(
         model, lambda epoch: toy_dataset(epoch, seed=7), toy_dataset(0, seed=99, n=16, shuffle=False),
         out_dir=tmp_path, optimizer=optimizer, epochs=2, checkpoint_every=2, verbose=0,
-        accumulate_steps=3,
+        accumulate_steps=3, strategy=strategy,
     )  # fmt: skip
     assert summary["steps"] == 6 and int(optimizer.iterations.numpy()) == 6  # 8 batches: 3 steps
     assert summary["epochs"] == 2 and summary["target_tokens"] == 2 * sum(
