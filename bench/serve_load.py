@@ -14,7 +14,8 @@ memory (VmHWM) is read after each load. Prints a Markdown table.
 
     python bench/serve_load.py saved_models/luong_local_general
     python bench/serve_load.py saved_models/luong_local_general --abuse --requests 50
-    python bench/serve_load.py saved_models/luong_local_general --server-args "--max-batch-size 1"
+    python bench/serve_load.py saved_models/luong_local_general --versus-one-at-a-time
+    python bench/serve_load.py saved_models/luong_local_general --server-args "--max-wait-ms 10"
 
 The sentences are the source side of the corpus's test split (`--data`, default Multi30k
 de-en test2016) or the lines of `--sentences FILE`. One answer that differs from the
@@ -38,6 +39,7 @@ import time
 import common  # quiet TensorFlow start, repository on the path
 
 CLIENTS = "1,8,32,128"
+ABUSE_PAUSE_S = 0.05  # between two hostile requests of one kind: a hostile user, not a flood
 
 
 def parse_args(argv=None):
@@ -55,6 +57,12 @@ def parse_args(argv=None):
     p.add_argument("--abuse", action="store_true", help="hostile requests during each load")
     p.add_argument("--server-args", default="", help='more flags of zoo serve, e.g. "--max-batch-size 1"')
     p.add_argument("--timeout", type=float, default=300, help="seconds a request may take")
+    p.add_argument(
+        "--versus-one-at-a-time",
+        action="store_true",
+        help="run the loads again on a server started with --max-batch-size 1 (no batching) "
+        "and show both, with the ratio of their requests/s",
+    )
     return p.parse_args(argv)
 
 
@@ -194,18 +202,27 @@ def hostile_requests():
 
 
 def abuse(server, stop, counts):
-    """Sends the hostile requests in turn until `stop` is set, 20 idle connections open."""
+    """Each hostile request in a loop of its own until `stop` is set, with 20 idle
+    connections open; `counts` gets the refused ("ok") and the wrongly answered ("bad")."""
     idle = [socket.create_connection((server.host, server.port)) for _ in range(20)]
-    requests = hostile_requests()
-    i = 0
-    while not stop.is_set():
-        name, data = requests[i % len(requests)]
-        status = _raw(server, data, wait=30.0)
-        ok = status is None or 400 <= status < 500
-        counts["ok" if ok else "bad"] += 1
-        if not ok:
-            counts.setdefault("bad_cases", set()).add(f"{name}: {status}")
-        i += 1
+    lock = threading.Lock()
+
+    def repeat(name, data):
+        while not stop.is_set():
+            status = _raw(server, data, wait=30.0)
+            ok = status is None or 400 <= status < 500
+            with lock:
+                counts["ok" if ok else "bad"] += 1
+                if not ok:
+                    counts.setdefault("bad_cases", set()).add(f"{name}: {status}")
+            stop.wait(ABUSE_PAUSE_S)
+
+    threads = [threading.Thread(target=repeat, args=case, daemon=True) for case in hostile_requests()]
+    for thread in threads:
+        thread.start()
+    stop.wait()
+    for thread in threads:
+        thread.join(60)
     for sock in idle:
         sock.close()
 
@@ -248,40 +265,59 @@ def run_load(server, sentences, expected, clients, args):
 
 
 def markdown(rows):
+    """The rows as a Markdown table (the batched / one-at-a-time ratio where measured)."""
     lines = [
-        "| clients | requests | requests/s | p50 ms | p99 ms | max ms | errors | wrong | peak RSS MiB | abuse ok |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| server | clients | requests | requests/s | p50 ms | p99 ms | max ms | errors | wrong "
+        "| peak RSS MiB | abuse refused | batched / one at a time |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
+        rss = "-" if r["rss"] is None else f"{r['rss']:.0f}"
+        ratio = f"{r['ratio']:.2f}x" if "ratio" in r else "-"
         lines.append(
-            f"| {r['clients']} | {r['requests']} | {r['per_s']:.1f} | {r['p50']:.0f} | "
-            f"{r['p99']:.0f} | {r['max']:.0f} | {r['errors']} | {r['wrong']} | "
-            f"{'-' if r['rss'] is None else format(r['rss'], '.0f')} | {r['abuse']} |"
+            f"| {r['server']} | {r['clients']} | {r['requests']} | {r['per_s']:.1f} | "
+            f"{r['p50']:.0f} | {r['p99']:.0f} | {r['max']:.0f} | {r['errors']} | "
+            f"{r['wrong']} | {rss} | {r['abuse']} | {ratio} |"
         )
     return "\n".join(lines)
+
+
+def serve_and_load(args, sentences, extra, expected=None):
+    """Starts a server with `extra` flags, runs every load: (rows, expected answers)."""
+    server = Server(os.path.abspath(args.model_dir), extra)
+    rows = []
+    try:
+        if expected is None:
+            start = time.perf_counter()
+            expected = reference(server, sentences, args.timeout)
+            print(f"{len(sentences)} sentences translated alone in "
+                  f"{time.perf_counter() - start:.1f} s (server log {server.log.name})")  # fmt: skip
+        for clients in [int(c) for c in args.clients.split(",")]:
+            row = run_load(server, sentences, expected, clients, args)
+            row["server"] = " ".join(extra) or "defaults"
+            rows.append(row)
+            print(f"[{row['server']}] {clients} clients: {row['per_s']:.1f} requests/s, p99 "
+                  f"{row['p99']:.0f} ms, {row['errors']} errors, {row['wrong']} wrong",
+                  flush=True)  # fmt: skip
+            for case in row["bad_cases"]:
+                print(f"  abuse answered wrongly: {case}")
+    finally:
+        server.stop()
+    return rows, expected
 
 
 def main(argv=None):
     args = parse_args(argv)
     sentences = load_sentences(args)
-    server = Server(os.path.abspath(args.model_dir), shlex.split(args.server_args))
-    try:
-        start = time.perf_counter()
-        expected = reference(server, sentences, args.timeout)
-        print(f"{len(sentences)} sentences translated alone in {time.perf_counter() - start:.1f} s "
-              f"(server pid {server.process.pid}, log {server.log.name})")  # fmt: skip
-        rows = []
-        for clients in [int(c) for c in args.clients.split(",")]:
-            rows.append(run_load(server, sentences, expected, clients, args))
-            row = rows[-1]
-            print(f"{clients} clients: {row['per_s']:.1f} requests/s, p99 {row['p99']:.0f} ms, "
-                  f"{row['errors']} errors, {row['wrong']} wrong", flush=True)  # fmt: skip
-            for case in row["bad_cases"]:
-                print(f"  abuse answered wrongly: {case}")
-    finally:
-        server.stop()
+    extra = shlex.split(args.server_args)
+    rows, expected = serve_and_load(args, sentences, extra)
+    if args.versus_one_at_a_time:
+        alone, _ = serve_and_load(args, sentences, [*extra, "--max-batch-size", "1"], expected)
+        for batched, single in zip(rows, alone, strict=True):
+            batched["ratio"] = single["ratio"] = batched["per_s"] / single["per_s"]
+        rows = [row for pair in zip(rows, alone, strict=True) for row in pair]
     print()
-    print(f"server: python -m zoo serve {args.model_dir} {args.server_args}".strip())
+    print(f"python -m zoo serve {args.model_dir} (+ the flags in the server column)")
     print()
     print(markdown(rows))
     return 1 if any(r["errors"] or r["wrong"] or r["bad_cases"] for r in rows) else 0

@@ -124,6 +124,8 @@ async def translate(request):
             "busy, try again later.",
         )
     outcome = job.future.result()
+    if isinstance(outcome, QueueFull):
+        return error(503, f"{outcome}; try again shortly.", headers={"Retry-After": "1"})
     if isinstance(outcome, ValueError):  # a value the library refuses: its message
         return error(getattr(outcome, "status", 400), str(outcome))
     if isinstance(outcome, BaseException):

@@ -19,7 +19,8 @@ import dataclasses
 
 
 class QueueFull(RuntimeError):
-    """The queue holds `max_queue` requests already."""
+    """The queue holds `max_queue` requests already (also the outcome of a request still
+    queued when the server stops)."""
 
 
 @dataclasses.dataclass(eq=False)
@@ -67,7 +68,7 @@ class Batcher:
         while self._queue:
             job = self._queue.popleft()
             if not job.future.done():
-                job.future.set_result(RuntimeError("the server is stopping"))
+                job.future.set_result(QueueFull("the server is stopping"))
 
     def submit(self, request, key, size):
         """Queues `request` (`size` sentences) and returns its Job; QueueFull if full."""
