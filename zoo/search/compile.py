@@ -21,7 +21,7 @@ from zoo.search.settings import SearchSettings, check_model
 _COMPILED = weakref.WeakKeyDictionary()
 
 
-def padded_search(model, source_ids, settings, stop_early=True, skip_ended=True):
+def padded_search(model, source_ids, settings, stop_early=True, skip_ended=True, prefix=None):
     """The search of `settings` (a `SearchSettings`) on (B, Ts) int32 `source_ids`: greedy
     for `beam_size=1`, else beam. Returns the dict of fixed-size buffers (B, T_buf, ...)
     ((B, n, T_buf, ...) with `n_best`) and `steps`, the number of steps run.
@@ -32,9 +32,10 @@ def padded_search(model, source_ids, settings, stop_early=True, skip_ended=True)
     (when the decoder's `step` takes `readout_rows`), and ends the alive hypotheses of a
     sentence whose result is decided. The rows vary in number from step to step, which XLA
     cannot compile: the compiled searches pass False. The result is the same either way.
+    `prefix`: None, or (B, P) int32 target ids each output starts with (0 = pad).
     """
     loop = GreedySearch if settings.beam_size == 1 else BeamSearch
-    return loop(model, source_ids, settings, stop_early, skip_ended).run()
+    return loop(model, source_ids, settings, stop_early, skip_ended, prefix).run()
 
 
 def trim(padded):
@@ -77,7 +78,9 @@ def compiled_search(model, settings):
         per_model = {}
     if settings not in per_model:
         per_model[settings] = tf.function(
-            lambda source_ids: padded_search(model, source_ids, settings, skip_ended=False),
+            lambda source_ids, prefix=None: padded_search(
+                model, source_ids, settings, skip_ended=False, prefix=prefix
+            ),
             jit_compile=True,
             reduce_retracing=True,
             autograph=False,
@@ -95,13 +98,17 @@ def search_function(
     jit_compile=False,
     n_best=None,
     coverage_penalty=defaults.COVERAGE_PENALTY,
+    min_length=defaults.MIN_LENGTH,
+    ban_unknown=defaults.BAN_UNKNOWN,
+    no_repeat_ngram_size=defaults.NO_REPEAT_NGRAM_SIZE,
 ):
     """A `tf.function` `source_ids (None, None) int32 -> SearchResult`, traced once.
 
     Args:
         model: a `zoo` translation model (docs/design.md).
         beam_size, length_penalty, max_length_ratio, max_length_offset, return_attention,
-        jit_compile, n_best, coverage_penalty: as for `zoo.search.search` (the fields of
+        jit_compile, n_best, coverage_penalty, min_length, ban_unknown,
+        no_repeat_ngram_size: as for `zoo.search.search` (the fields of
             `SearchSettings`; defaults from `zoo.search.defaults`).
 
     For the Translator and SavedModel export: the function has an input signature with
@@ -121,6 +128,9 @@ def search_function(
         jit_compile,
         n_best,
         coverage_penalty,
+        min_length,
+        ban_unknown,
+        no_repeat_ngram_size,
     )
     check_model(model)
 

@@ -24,6 +24,9 @@ def search(
     jit_compile=False,
     n_best=None,
     coverage_penalty=defaults.COVERAGE_PENALTY,
+    min_length=defaults.MIN_LENGTH,
+    ban_unknown=defaults.BAN_UNKNOWN,
+    no_repeat_ngram_size=defaults.NO_REPEAT_NGRAM_SIZE,
 ):
     """Translates a batch of source sentences with greedy (`beam_size=1`) or beam search.
 
@@ -33,7 +36,8 @@ def search(
         source_ids: (B, Ts) int source ids, right-padded with PAD_ID; sentence b's length
             is its number of non-pad ids.
         beam_size, length_penalty, max_length_ratio, max_length_offset, return_attention,
-        jit_compile, n_best, coverage_penalty: the fields of `SearchSettings`, which
+        jit_compile, n_best, coverage_penalty, min_length, ban_unknown,
+        no_repeat_ngram_size: the fields of `SearchSettings`, which
             describes them; their defaults are `zoo.search.defaults`', the settings the
             recipes, the Translator and the command line use. With `jit_compile`
             the compiled search is cached per model and settings; it retraces per distinct
@@ -61,6 +65,9 @@ def search(
         jit_compile,
         n_best,
         coverage_penalty,
+        min_length,
+        ban_unknown,
+        no_repeat_ngram_size,
     )
     check_model(model)
     source_ids = check_source(source_ids)

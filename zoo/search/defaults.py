@@ -26,6 +26,15 @@ tokens, END included."""
 BATCH_SIZE = 64
 """Sentences per search call of a translator (sorted by length first)."""
 
+MIN_LENGTH = 0
+"""Tokens a translation has at least before END; 0 turns the control off."""
+
+BAN_UNKNOWN = False
+"""Whether the search never emits the unknown-word token (UNK_ID)."""
+
+NO_REPEAT_NGRAM_SIZE = 0
+"""n: no n-gram occurs twice in a translation (Paulus et al. 2017); 0 turns it off."""
+
 SEARCH_DEFAULTS = {
     "beam_size": BEAM_SIZE,
     "length_penalty": LENGTH_PENALTY,
@@ -35,3 +44,10 @@ SEARCH_DEFAULTS = {
     "coverage_penalty": COVERAGE_PENALTY,
 }
 """The settings above by `Translator` keyword (what translator.json records)."""
+
+CONTROL_DEFAULTS = {
+    "min_length": MIN_LENGTH,
+    "ban_unknown": BAN_UNKNOWN,
+    "no_repeat_ngram_size": NO_REPEAT_NGRAM_SIZE,
+}
+"""The decoding controls (`zoo.search.search`'s keywords), all off by default."""

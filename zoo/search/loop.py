@@ -69,9 +69,10 @@ class SearchLoop:
         settings: a `SearchSettings`.
         stop_early: stop once no alive hypothesis can change the result (beam search).
         skip_ended: compute the output layer only for the rows still extending.
+        prefix: None, or (B, P) int32 target ids each output starts with (0 = pad).
     """
 
-    def __init__(self, model, source_ids, settings, stop_early, skip_ended):
+    def __init__(self, model, source_ids, settings, stop_early, skip_ended, prefix=None):
         self.n_best = settings.n_best  # None: the best one, (B, ...); n: the n best, (B, n, ...)
         self.beta = settings.coverage_penalty  # GNMT's coverage penalty (beam search only)
         self.encoder, self.decoder = check_model(model)

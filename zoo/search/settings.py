@@ -36,6 +36,13 @@ def _check_at_most(name, value, limit):
     return value
 
 
+def _check_bool(name, value):
+    """`value` as a bool when it is one (NumPy's included); else a ValueError."""
+    if not isinstance(value, bool | np.bool_):
+        raise ValueError(f"{name} must be True or False; received {value!r}.")
+    return bool(value)
+
+
 @dataclasses.dataclass(frozen=True)
 class SearchSettings:
     """The settings of a greedy or beam search, checked and normalised when made.
@@ -59,6 +66,17 @@ class SearchSettings:
             al. 2016, eq. 14; c_j: a hypothesis' attention on source word j summed over its
             steps, END included, floored at `COVERAGE_FLOOR`), added to the rank of finished
             hypotheses in beam search; it favours translations that cover the source.
+        min_length: int >= 0: a translation has at least this many tokens before END
+            (END's log-probability is -inf at the steps before), as fairseq's
+            `--min-len`. The length limit wins: a sentence whose limit `L_b` is at most
+            `min_length` ends at `L_b`. 0 (the default) is off.
+        ban_unknown: never emit `UNK_ID` (its log-probability is -inf at every step).
+        no_repeat_ngram_size: n >= 1: a hypothesis never emits a token that completes an
+            n-gram it already contains (Paulus et al. 2017; fairseq's
+            `--no-repeat-ngram-size`); 1 forbids any token twice. 0 (the default) is off.
+        With every control off the search runs exactly the graph it runs without them;
+        a control that leaves a hypothesis no token but END (a tiny vocabulary) lets it
+        end, before `min_length` too (`zoo.search.controls`).
 
     Example:
         >>> SearchSettings(beam_size=1).length_penalty == defaults.LENGTH_PENALTY
@@ -73,6 +91,9 @@ class SearchSettings:
     jit_compile: bool = False
     n_best: int | None = None
     coverage_penalty: float = defaults.COVERAGE_PENALTY
+    min_length: int = defaults.MIN_LENGTH
+    ban_unknown: bool = defaults.BAN_UNKNOWN
+    no_repeat_ngram_size: int = defaults.NO_REPEAT_NGRAM_SIZE
 
     def __post_init__(self):
         beam_size = check_int(None, "beam_size", self.beam_size)
@@ -110,6 +131,11 @@ class SearchSettings:
             "n_best": None if n_best is None else int(n_best),
             "coverage_penalty": check_non_negative_float(
                 None, "coverage_penalty", self.coverage_penalty
+            ),
+            "min_length": check_int(None, "min_length", self.min_length, minimum=0),
+            "ban_unknown": _check_bool("ban_unknown", self.ban_unknown),
+            "no_repeat_ngram_size": check_int(
+                None, "no_repeat_ngram_size", self.no_repeat_ngram_size, minimum=0
             ),
         }
         for name, value in checked.items():
