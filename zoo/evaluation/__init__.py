@@ -10,9 +10,10 @@ from zoo.evaluation.alignment import (
     parse_gold,
     word_indices,
 )
-from zoo.evaluation.plots import plot_attention, plot_bleu_by_length
+from zoo.evaluation.plots import bleu_by_length_figure, plot_attention, plot_bleu_by_length
 from zoo.evaluation.scores import (
     DEFAULT_LENGTH_EDGES,
+    MIN_BUCKET_SENTENCES,
     bleu_by_length,
     corpus_scores,
     format_table,
@@ -21,6 +22,7 @@ from zoo.evaluation.significance import SIGNIFICANCE_DEFAULTS, compare_systems
 
 __all__ = [
     "DEFAULT_LENGTH_EDGES",
+    "MIN_BUCKET_SENTENCES",
     "alignment_error_rate",
     "forced_alignments",
     "format_pharaoh",
@@ -31,6 +33,7 @@ __all__ = [
     "SIGNIFICANCE_DEFAULTS",
     "compare_systems",
     "bleu_by_length",
+    "bleu_by_length_figure",
     "corpus_scores",
     "format_table",
     "plot_attention",

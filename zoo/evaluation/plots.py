@@ -11,6 +11,9 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.colors import TABLEAU_COLORS
 from matplotlib.figure import Figure
 
+from zoo.checks import check_int
+from zoo.evaluation.scores import MIN_BUCKET_SENTENCES, check_same_buckets
+
 
 def _save(figure, path):
     path = os.fspath(path)
@@ -29,13 +32,9 @@ SERIES_CYCLE = (
 ) * cycler(color=list(TABLEAU_COLORS))
 
 
-def plot_bleu_by_length(tables, path, title="BLEU by source sentence length"):
-    """Line plot of BLEU per length bin; one line per system. Returns `path` (PNG).
-
-    Args:
-        tables: rows from `bleu_by_length`, or a dict {system label: rows}.
-        path: output file (.png).
-    """
+def _check_tables(tables):
+    """`tables` as a dict {label: bleu_by_length rows} of the same buckets and counts, few
+    enough to draw."""
     if isinstance(tables, list):
         tables = {"model": tables}
     if not isinstance(tables, dict) or not tables:
@@ -48,25 +47,69 @@ def plot_bleu_by_length(tables, path, title="BLEU by source sentence length"):
             f"Expected at most {len(SERIES_CYCLE)} systems in one figure, for their lines to "
             f"stay distinct; received {len(tables)}. Plot fewer systems per figure."
         )
+    return check_same_buckets(tables)
+
+
+def bleu_by_length_figure(
+    tables, title="BLEU by source sentence length", min_sentences=MIN_BUCKET_SENTENCES
+):
+    """The matplotlib `Figure` of `plot_bleu_by_length` (its arguments there)."""
+    tables = _check_tables(tables)
+    min_sentences = check_int("bleu_by_length_figure", "min_sentences", min_sentences)
+    first = next(iter(tables.values()))
+    shown = [i for i, r in enumerate(first) if r["sentences"] >= min_sentences]
+    left_out = [
+        f"{r['bin']} ({r['sentences']})" for r in first if 0 < r["sentences"] < min_sentences
+    ]
     figure = Figure(figsize=(6, 4))
     axes = figure.add_subplot()
     axes.set_prop_cycle(SERIES_CYCLE)
+    drawn = False
     for label, rows in tables.items():
-        points = [(i, r["bleu"]) for i, r in enumerate(rows) if r["bleu"] is not None]
+        points = [(x, rows[i]["bleu"]) for x, i in enumerate(shown) if rows[i]["bleu"] is not None]
         if points:
             xs, ys = zip(*points, strict=True)
             axes.plot(xs, ys, label=str(label))
-    first = next(iter(tables.values()))
-    axes.set_xticks(range(len(first)), [r["bin"] for r in first])
-    axes.set_xlabel("source sentence length (words)")
+            drawn = True
+    axes.set_xticks(
+        range(len(shown)), [f"{first[i]['bin']}\n({first[i]['sentences']})" for i in shown]
+    )
+    note = f"\nleft out, under {min_sentences} sentences: {', '.join(left_out)}" if left_out else ""
+    axes.set_xlabel("source sentence length (words); test sentences in brackets" + note)
     axes.set_ylabel("BLEU")
     axes.set_title(title)
     axes.grid(alpha=0.3)
-    if len(tables) > 4:  # many systems: the legend beside the axes, not over the lines
+    if not shown:
+        axes.text(
+            0.5, 0.5, f"no length bucket holds {min_sentences} sentences",
+            ha="center", va="center", transform=axes.transAxes,
+        )  # fmt: skip
+    if drawn and len(tables) > 4:  # many systems: the legend beside the axes, not over the lines
         axes.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize="small")
-    else:
+    elif drawn:
         axes.legend()
-    return _save(figure, path)
+    return figure
+
+
+def plot_bleu_by_length(
+    tables, path, title="BLEU by source sentence length", min_sentences=MIN_BUCKET_SENTENCES
+):
+    """Line plot of BLEU per source-length bucket, one line per system (Bahdanau et al. 2014,
+    figure 2). Returns `path` (PNG).
+
+    A bucket of fewer than `min_sentences` test sentences (`MIN_BUCKET_SENTENCES`) is left
+    out, its BLEU too uncertain to draw (one sentence scores anywhere from 0 to 100), and
+    named with its count under the axes; empty buckets are not on the axis; each bucket's
+    label gives its number of sentences.
+
+    Args:
+        tables: rows from `bleu_by_length`, or a dict {system label: rows} of the same
+            sentences (the same buckets and counts).
+        path: output file (.png).
+        title: the figure's title.
+        min_sentences: the fewest sentences a bucket needs to be drawn.
+    """
+    return _save(bleu_by_length_figure(tables, title, min_sentences), path)
 
 
 def plot_attention(source_tokens, target_tokens, weights, path, title=None):

@@ -14,6 +14,11 @@ import sacrebleu
 
 DEFAULT_LENGTH_EDGES = (0, 10, 20, 30, 40, 50, 60)
 
+MIN_BUCKET_SENTENCES = 10
+"""The fewest sentences a length bucket needs for its BLEU to be drawn (`plot_bleu_by_length`)
+or shown unbracketed (`format_table`): BLEU over a handful of sentences swings by tens of
+points with a single sentence."""
+
 
 def _check_parallel(hypotheses, references):
     hypotheses, references = list(hypotheses), list(references)
@@ -110,10 +115,50 @@ def bleu_by_length(sources, hypotheses, references, edges=DEFAULT_LENGTH_EDGES):
     return rows
 
 
-def format_table(rows):
-    """The `bleu_by_length` rows as a Markdown table (str)."""
-    lines = ["| source length | sentences | BLEU |", "|---|---:|---:|"]
-    for row in rows:
-        bleu = "-" if row["bleu"] is None else f"{row['bleu']:.2f}"
-        lines.append(f"| {row['bin']} | {row['sentences']} | {bleu} |")
+def check_same_buckets(tables):
+    """`tables` ({system label: `bleu_by_length` rows}) when every system's rows have the
+    same buckets and sentence counts (translations of the same sentences); else a
+    ValueError."""
+    buckets = None
+    for label, rows in tables.items():
+        counts = [(r["bin"], r["sentences"]) for r in rows]
+        if buckets is None:
+            buckets = counts
+        elif counts != buckets:
+            raise ValueError(
+                "Expected every system's rows to have the same buckets and sentence counts "
+                f"(translations of the same sentences); {label!r} has {counts}, the first "
+                f"system {buckets}."
+            )
+    return tables
+
+
+def format_table(rows, min_sentences=MIN_BUCKET_SENTENCES):
+    """`bleu_by_length` rows, or a dict {system label: rows} of the same sentences, as a
+    Markdown table (str): each bucket's sentence count and BLEU (a column per system), the
+    BLEU of a bucket with fewer than `min_sentences` in brackets (too few to trust), "-" for
+    an empty one."""
+    tables = check_same_buckets(rows if isinstance(rows, dict) else {"": rows})
+    first = next(iter(tables.values()))
+    note = f"in brackets: under {min_sentences} sentences"
+    columns = [f"BLEU {label}" if label else "BLEU" for label in tables]
+    if len(tables) == 1:
+        columns = [f"{columns[0]} ({note})"]
+    lines = [
+        "| source length (words) | sentences | " + " | ".join(columns) + " |",
+        "|---|---:|" + "---:|" * len(tables),
+    ]
+    for i, row in enumerate(first):
+        cells = []
+        for other in tables.values():
+            bleu = other[i]["bleu"]
+            if bleu is None:
+                cells.append("-")
+            elif row["sentences"] < min_sentences:
+                cells.append(f"({bleu:.2f})")
+            else:
+                cells.append(f"{bleu:.2f}")
+        lines.append(f"| {row['bin']} | {row['sentences']} | " + " | ".join(cells) + " |")
+    if len(tables) > 1:
+        lines += ["", f"BLEU {note}."]
     return "\n".join(lines) + "\n"
