@@ -141,7 +141,7 @@ def test_wmt14_takes_each_papers_languages():
 def test_averaging_and_streaming_flags():
     args = parse([])
     assert (args.average_last, args.streaming, args.steps_per_epoch) == (3, "auto", None)
-    assert (args.shuffle_buffer, args.tokenizer_sample) == (100_000, 1_000_000)
+    assert (args.shuffle_buffer, args.tokenizer_sample) == (100_000, 200_000)
     assert parse(["--average-last", "0"]).average_last == 0
     with pytest.raises(ValueError, match="--average-last 4 needs .*--keep-checkpoints 3"):
         parse(["--average-last", "4"])

@@ -59,3 +59,21 @@ def test_an_in_memory_corpus_logs_its_drops_once_not_every_epoch(
     ]
     assert len(drops) == 1, drops  # epoch 1's dataset; later epochs drop the same pairs
     assert logging.getLogger("zoo.data").level == logging.NOTSET  # restored after each epoch
+
+
+def test_tokenizers_train_on_all_of_multi30k_and_a_bounded_sample_of_a_larger_stream(
+    tmp_path, multi30k_train, small_corpus
+):
+    parser = make_parser("luong_base", "luong")
+    args = resolve_defaults(parser.parse_args([]))
+    # The main job's tokenizers see every Multi30k training pair, in order: the bound is above.
+    sources, targets = recipe_data._tokenizer_sentences(args, multi30k_train, print)
+    assert (sources, targets) == (multi30k_train.source, multi30k_train.target)
+    assert args.tokenizer_sample > len(multi30k_train)
+    for lang, lines in (("de", small_corpus.source), ("en", small_corpus.target)):
+        (tmp_path / f"train.{lang}").write_text("\n".join(lines) + "\n")
+    stream = open_stream(str(tmp_path / "{split}"), "de", "en", "train")
+    args = resolve_defaults(parser.parse_args(["--tokenizer-sample", "50"]))
+    sources, targets = recipe_data._tokenizer_sentences(args, stream, print)
+    pairs = set(zip(small_corpus.source, small_corpus.target, strict=True))
+    assert len(sources) == 50 and set(zip(sources, targets, strict=True)) <= pairs

@@ -42,6 +42,7 @@ from zoo.data.stream_pipeline import (
     worker_stream,
 )
 from zoo.data.streaming import (
+    DEFAULT_TOKENIZER_SAMPLE,
     NAMED_TFDS,
     StreamedCorpus,
     check,
@@ -63,6 +64,7 @@ __all__ = [
     "default_languages",
     "default_test_split",
     "DEFAULT_SHUFFLE_BUFFER",
+    "DEFAULT_TOKENIZER_SAMPLE",
     "NAMED_TFDS",
     "StreamCounter",
     "StreamedCorpus",

@@ -40,10 +40,11 @@ from zoo.data.file_checks import (
 )
 from zoo.data.fingerprint import note_read
 from zoo.data.readers import tsv_fields
-from zoo.data.streamed_corpus import KINDS, StreamedCorpus
+from zoo.data.streamed_corpus import DEFAULT_TOKENIZER_SAMPLE, KINDS, StreamedCorpus
 from zoo.data.tfds_corpus import prepared_files
 
 __all__ = [
+    "DEFAULT_TOKENIZER_SAMPLE",
     "KINDS",
     "NAMED_TFDS",
     "StreamedCorpus",

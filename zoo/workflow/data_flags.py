@@ -2,7 +2,7 @@
 the length filter and the batching."""
 
 from zoo.checks import positive_int
-from zoo.data import BATCHINGS, DEFAULT_SHUFFLE_BUFFER, make_dataset
+from zoo.data import BATCHINGS, DEFAULT_SHUFFLE_BUFFER, DEFAULT_TOKENIZER_SAMPLE, make_dataset
 from zoo.data.corpora import CORPORA, DEFAULT_CORPUS, corpora_help
 from zoo.models.presets import DEFAULT_VOCAB_SIZES
 from zoo.text import KINDS
@@ -10,7 +10,6 @@ from zoo.workflow.defaults import test_split_help
 from zoo.workflow.flag_types import library_default
 
 DEFAULT_VOCAB_SIZE = 8000
-DEFAULT_TOKENIZER_SAMPLE = 1_000_000
 STREAM_ABOVE_MB = 100  # --streaming auto streams {split} file sets larger than this
 
 
@@ -74,9 +73,9 @@ def add_corpus_flags(data):
         "--tokenizer-sample",
         type=positive_int,
         default=DEFAULT_TOKENIZER_SAMPLE,
-        help="train the tokenizers on a seeded sample of at most this many training pairs, "
-        f"read by streaming (default: {DEFAULT_TOKENIZER_SAMPLE:,}; Multi30k's 29,000 are "
-        "all used)",
+        help="train the tokenizers on a seeded sample of at most this many training pairs "
+        f"(default: {DEFAULT_TOKENIZER_SAMPLE:,}; Multi30k's 29,000 are all used): the "
+        "memory of tokenizer training grows with it (measured: docs/corpora.md)",
     )
 
 
