@@ -77,6 +77,16 @@ def test_a_body_shorter_than_its_length_is_a_408_and_blocks_nobody(zoo_serve):
     assert seconds < 5  # --read-timeout 1, and the connection is closed
 
 
+def test_a_client_that_leaves_midway_leaves_no_traceback(zoo_serve):
+    url, port, _, log, translator = zoo_serve
+    exchange(port, _post(b'{"sentences": ["Ein', "Content-Length: 100\r\n"), read=False)
+    exchange(port, b"POST /translate HTTP/1.1\r\nHost: x\r\n", read=False)
+    time.sleep(0.5)
+    _still_serving(url, translator)
+    text = log.read_text(encoding="utf-8", errors="replace")
+    assert "Traceback" not in text and "Exception in ASGI application" not in text
+
+
 def test_idle_and_trickling_connections_are_closed_and_block_nobody(zoo_serve):
     url, port, _, _, translator = zoo_serve
     idle = [socket.create_connection(("127.0.0.1", port), timeout=10) for _ in range(300)]

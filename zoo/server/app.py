@@ -11,6 +11,7 @@ import uuid
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
+from starlette.requests import ClientDisconnect
 from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
 
@@ -96,6 +97,8 @@ async def translate(request):
         options = check_request(parse_json(body), limits, state.default_beam_size)
     except RequestError as refused:
         return error(refused.status, str(refused), refused.close)
+    except ClientDisconnect:  # gone before its body was read: nobody to answer
+        return error(400, "the client closed the connection before sending its body.", True)
     try:
         job = state.batcher.submit(options, batch_key(options), len(options["sentences"]))
     except QueueFull:
