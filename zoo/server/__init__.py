@@ -29,10 +29,10 @@ Endpoints:
 
 Every error is answered `{"error": message}`: 400 (a bad value, named), 404 (another
 path), 405 (another method), 408 (a body slower than `read_timeout`), 413 (over a size
-limit, named), 415 (a POST body that is not `application/json`), 499 (the client left),
-500 (a failure of the model: a short message and an id, the traceback in the log under
-that id), 503 (the queue is full), 504 (no answer within `request_timeout`). The limits are
-`ServerLimits`'s fields (`zoo/server/limits.py`).
+limit, named), 415 (a POST body that is not `application/json`), 500 (a failure of the
+model: a short message and an id, the traceback in the log under that id), 503 (the queue
+is full), 504 (no answer within `request_timeout`). The limits are `ServerLimits`'s fields
+(`zoo/server/limits.py`). A request whose client leaves while it waits is dropped unrun.
 
 The parts, one role each: `validation.py` (the body's checks), `batcher.py` (the queue and
 the worker thread that runs the model), `translation.py` (what a request asks of the
