@@ -116,8 +116,9 @@ async def translate(request):
         )  # fmt: skip
     finally:
         gone.cancel()
+        if not job.future.done():  # timed out, the client left, or the server stops
+            state.batcher.drop(job)
     if not job.future.done():
-        state.batcher.drop(job)
         if gone.done() and not gone.cancelled():
             logger.info("a client left before its answer; its request was dropped")
             return error(499, "the client closed the connection.")
