@@ -24,6 +24,23 @@ RECORD = "early_stopping"  # the metric's record in the run's state
 SCORES = "validation_scores"  # [{"epoch", "step", "val_bleu"}] of the validations
 
 
+def check_judging(metric, patience, bleu, val_data):
+    """A ValueError unless `MetricRun` can judge a run by `metric` with `patience`: a known
+    metric, a patience >= 1 or None, validation batches, and for BLEU a scorer."""
+    check_validation_metric(metric)
+    check_patience(patience)
+    if val_data is None:
+        raise ValueError(
+            f"train: validation_metric={metric!r} with early_stopping={patience!r} needs "
+            "val_data (the validation batches); received None."
+        )
+    if metric == "bleu" and bleu is None:
+        raise ValueError(
+            "train: validation_metric='bleu' needs validation_bleu (a function model -> "
+            "BLEU such as zoo.training.ValidationBleu); received None."
+        )
+
+
 class MetricRun(TrainingRun):
     """`TrainingRun(...)`'s arguments, and:
 
@@ -36,19 +53,8 @@ class MetricRun(TrainingRun):
 
     def __init__(self, *args, metric, patience, bleu, **kwargs):
         super().__init__(*args, **kwargs)
-        self.metric = check_validation_metric(metric)
-        self.patience = check_patience(patience)
-        if self.val_data is None:
-            raise ValueError(
-                f"train: validation_metric={metric!r} with early_stopping={patience!r} needs "
-                "val_data (the validation batches); received None."
-            )
-        if metric == "bleu" and bleu is None:
-            raise ValueError(
-                "train: validation_metric='bleu' needs validation_bleu (a function model -> "
-                "BLEU such as zoo.training.ValidationBleu); received None."
-            )
-        self.bleu = bleu
+        check_judging(metric, patience, bleu, self.val_data)
+        self.metric, self.patience, self.bleu = metric, patience, bleu
         self.state.setdefault(RECORD, None)
         self.state.setdefault(SCORES, [])
         if self.state[RECORD] is None:

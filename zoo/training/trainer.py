@@ -24,7 +24,7 @@ from zoo.models import model_dropout
 from zoo.training.early_stopping import check_patience, check_validation_metric
 from zoo.training.evaluation import evaluate
 from zoo.training.interruption import TrainingInterrupted
-from zoo.training.metric_run import RECORD, SCORES, MetricRun
+from zoo.training.metric_run import RECORD, SCORES, MetricRun, check_judging
 from zoo.training.optimizers import make_optimizer
 from zoo.training.per_worker import PerWorkerDataset
 from zoo.training.settings import describe_settings, halves, known_steps, resolve_settings
@@ -152,6 +152,9 @@ def train(
         patience=check_patience(early_stopping),
         bleu=validation_bleu,
     )
+    plain = judged["metric"] == "loss" and judged["patience"] is None and validation_bleu is None
+    if not plain:
+        check_judging(**judged, val_data=val_data)
     strategy = strategy or tf.distribute.get_strategy()
     show = bool(verbose) and is_chief(strategy)
     train_data = _grouped(train_data, accumulate_steps)
@@ -173,7 +176,6 @@ def train(
         out_dir=str(out_dir), strategy=strategy, resume=resume, keep_checkpoints=keep_checkpoints,
         checkpoint_every=int(checkpoint_every), log_every=log_every, show=show,
     )  # fmt: skip
-    plain = judged["metric"] == "loss" and judged["patience"] is None and validation_bleu is None
     if plain:
         run = TrainingRun(model, optimizer, step, val_data, **options)
     else:
