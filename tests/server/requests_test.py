@@ -57,6 +57,7 @@ def post(client, payload=None, content=None, headers=JSON):
         ({"sentences": ["a"], "sample": {"heat": 1}}, 400, "unknown field(s) ['heat']"),
         ({"sentences": ["a"], "sample": {}, "n_best": 2}, 400, "cannot be combined with ['n_best']"),
         ({"sentence": ["a"]}, 400, "unknown field"),
+        ({f"k{i}": 1 for i in range(1000)}, 400, "'... 995 more']"),
         ({}, 400, '"sentences" (a list of strings) is required'),
         ({"sentences": ["a"] * 10_000}, 413, "at most 100 a request (max_sentences)"),
         ({"sentences": ["Hund " * 5000]}, 413, "at most 1000 a sentence (max_sentence_chars)"),

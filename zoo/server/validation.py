@@ -123,13 +123,20 @@ def _sentences(value, limits):
     return value
 
 
+def _unknown(fields, known):
+    """The first few fields of `fields` not in `known`, shortened (for a message)."""
+    unknown = sorted(set(fields) - set(known))
+    shown = [name if len(name) <= 40 else name[:37] + "..." for name in unknown[:5]]
+    return shown + [f"... {len(unknown) - 5} more"] if len(unknown) > 5 else shown
+
+
 def _sample(value):
     if not isinstance(value, dict):
         raise RequestError(
             f'"sample" must be an object of {", ".join(SAMPLE_FIELDS)}, received '
             f"{describe(value)}."
         )
-    unknown = sorted(set(value) - set(SAMPLE_FIELDS))
+    unknown = _unknown(value, SAMPLE_FIELDS)
     if unknown:
         raise RequestError(
             f'unknown field(s) {unknown} in "sample"; expected some of {list(SAMPLE_FIELDS)}.'
@@ -153,7 +160,7 @@ def check_request(request, limits, default_beam_size=1):
     """The options of a parsed body (`parse_json`), checked against `limits` (a
     `ServerLimits`; `default_beam_size`: the translator's, for a request that names none):
     a dict with every field of OPTIONS (None or False where not given)."""
-    unknown = sorted(set(request) - set(OPTIONS))
+    unknown = _unknown(request, OPTIONS)
     if unknown:
         raise RequestError(f"unknown field(s) {unknown}; expected some of {list(OPTIONS)}.")
     if "sentences" not in request:
