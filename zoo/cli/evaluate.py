@@ -4,10 +4,11 @@ import os
 import sys
 
 from zoo.checks import positive_int
-from zoo.cli.flags import add_search_flags, add_unknown_word_flags
+from zoo.cli.flags import add_search_flags, add_unknown_word_flags, check_output_path
 from zoo.cli.loading import load_translator, unknown_options
 from zoo.data.corpora import DEFAULT_CORPUS, corpora_help, default_test_split
 from zoo.json_files import write_json
+from zoo.translator.output_folder import CONFIG_FILE
 from zoo.workflow.defaults import resolve_languages, test_split_help
 
 
@@ -60,8 +61,15 @@ def fill_corpus_defaults(args, metadata):
     """--data, the languages and the split not given: translator.json's, else the corpus'
     defaults."""
     for key in ("data", "source_lang", "target_lang"):
+        value = metadata.get(key)
+        if value is not None and not isinstance(value, str):
+            raise ValueError(
+                f"{os.path.join(getattr(args, 'model_dir', 'MODEL_DIR'), CONFIG_FILE)}: "
+                f"{key!r} must be a string such as "
+                f"{DEFAULT_CORPUS if key == 'data' else 'de'!r}; it holds {value!r}."
+            )
         if getattr(args, key) is None:
-            setattr(args, key, metadata.get(key))
+            setattr(args, key, value)
     if args.data is None:
         args.data = DEFAULT_CORPUS
     args.source_lang, args.target_lang = resolve_languages(
@@ -77,7 +85,9 @@ def run_evaluate(args, out=None):
     from zoo.data import load_corpus
     from zoo.evaluation import corpus_scores
 
-    unknown = unknown_options(args)  # a usage error before the model loads
+    unknown = unknown_options(args)  # usage errors before the model loads
+    check_output_path(args.output, "--output")
+    check_output_path(args.hypotheses, "--hypotheses")
     translator = load_translator(args)
     fill_corpus_defaults(args, translator.read_metadata(args.model_dir))
     corpus = load_corpus(args.data, args.source_lang, args.target_lang, args.split)

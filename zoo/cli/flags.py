@@ -4,13 +4,38 @@ Every default shown here is the library's: a translator folder's translator.json
 `zoo.search.defaults` (the one place the search defaults live).
 """
 
+import os
+
 from zoo.checks import non_negative_float, non_negative_int, positive_float, positive_int
+from zoo.errors import UsageError
 from zoo.search import defaults as search_defaults
 
 MODEL_FILE_DEFAULT = (
     "the file MODEL_DIR/translator.json names, the one the run chose on validation; else "
     "model.keras"
 )
+
+
+def check_output_path(path, flag):
+    """A usage error, before any work, unless `path` (a file that `flag` names, to be
+    written) can be a file: not a folder, in a folder that exists."""
+    if path is None:
+        return None
+    if os.path.isdir(path):
+        raise UsageError(f"{flag} {path}: a folder; expected a file name.")
+    parent = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(parent):
+        raise UsageError(f"{flag} {path}: the folder {parent} does not exist.")
+    return path
+
+
+def check_input_file(path, flag):
+    """`path` when it is a file to read; else a ValueError naming `flag`."""
+    if os.path.isdir(path):
+        raise ValueError(f"{flag} {path}: a folder, not a file.")
+    if not os.path.isfile(path):
+        raise ValueError(f"{flag} {path}: no such file.")
+    return path
 
 
 def folder_default(value):

@@ -2,6 +2,7 @@
 
 import os
 
+from zoo.cli.flags import check_input_file
 from zoo.errors import UsageError
 
 SEARCH_FLAGS = ("beam_size", "batch_size", "length_penalty", "coverage_penalty")
@@ -29,7 +30,9 @@ def unknown_options(args):
         return {"replace_unknown": True}
     from zoo.unknown_words import read_dictionary
 
-    dictionary = read_dictionary(args.unk_dictionary) if args.unk_dictionary else None
+    dictionary = None
+    if args.unk_dictionary:
+        dictionary = read_dictionary(check_input_file(args.unk_dictionary, "--unk-dictionary"))
     return {"replace_unknown": True, "dictionary": dictionary}
 
 
@@ -51,10 +54,12 @@ def load_translator(args):
     members = [translator.model]
     for directory in args.ensemble:
         if not os.path.isdir(directory):
-            raise UsageError(
-                f"--ensemble {directory!r}: no such folder (--ensemble takes every word up to "
-                "the next flag: give the sentences before it)."
-            )
+            hint = ""
+            if args.command == "translate":
+                hint = (
+                    " (--ensemble takes every word up to the next flag: give sentences before it)"
+                )
+            raise UsageError(f"--ensemble {directory!r}: no such folder{hint}.")
         name = args.model_file or Translator.model_file(directory)
         members.append(load_model_file(os.path.join(directory, name)))
     return Translator(

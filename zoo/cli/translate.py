@@ -199,6 +199,8 @@ def run_translate(args, out=None):
     # Usage errors before loading: they should not wait for the model.
     shaping = sampling_options(args)
     unknown = unknown_options(args)
+    if args.plot_dir and os.path.exists(args.plot_dir) and not os.path.isdir(args.plot_dir):
+        raise UsageError(f"--plot-dir {args.plot_dir}: a file; expected a folder.")
     translator = load_translator(args)
     counter = [0]
     if args.sentences:
