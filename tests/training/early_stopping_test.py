@@ -122,3 +122,23 @@ def test_train_with_accumulation_counts_updates(tmp_path, mirrored):
     assert summary["epochs"] == 2 and summary["target_tokens"] == 2 * sum(
         int(tf.math.count_nonzero(b[1])) for b in toy_dataset(0, seed=7)
     )
+
+
+def _accumulating_run(out_dir, max_steps=None):
+    keras.utils.set_random_seed(5)
+    model = toy_model()
+    summary = training.train(
+        model, lambda epoch: toy_dataset(epoch, seed=3), out_dir=out_dir, optimizer="luong",
+        epochs=2, max_steps=max_steps, checkpoint_every=100, verbose=0, accumulate_steps=3,
+    )  # fmt: skip
+    return summary, np.concatenate([np.ravel(w) for w in model.get_weights()])
+
+
+def test_an_accumulating_run_stopped_mid_epoch_resumes_to_the_same_weights(tmp_path):
+    _, reference = _accumulating_run(tmp_path / "ref")
+    first, partial = _accumulating_run(tmp_path / "run", max_steps=2)
+    assert first["steps"] == 2 and first["epochs"] == pytest.approx(2 / 3)
+    assert not np.array_equal(partial, reference)
+    summary, weights = _accumulating_run(tmp_path / "run")
+    assert summary["resumed_from_step"] == 2 and summary["steps"] == 6
+    np.testing.assert_array_equal(weights, reference)
