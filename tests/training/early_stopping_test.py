@@ -142,3 +142,13 @@ def test_an_accumulating_run_stopped_mid_epoch_resumes_to_the_same_weights(tmp_p
     summary, weights = _accumulating_run(tmp_path / "run")
     assert summary["resumed_from_step"] == 2 and summary["steps"] == 6
     np.testing.assert_array_equal(weights, reference)
+
+
+def test_validation_bleu_checks_its_sentences():
+    with pytest.raises(ValueError, match="must be parallel; received 1 sources and 0"):
+        training.ValidationBleu(None, None, ["a"], [])
+    with pytest.raises(ValueError, match="limit must be an int >= 1 or None; received 0"):
+        training.ValidationBleu(None, None, ["a"], ["b"], limit=0)
+    with pytest.raises(ValueError, match="no validation sentence"):
+        training.ValidationBleu(None, None, [], [])
+    assert len(training.ValidationBleu(None, None, ["a", "b", "c"], ["x", "y", "z"], limit=2)) == 2
