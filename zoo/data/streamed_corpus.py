@@ -21,9 +21,8 @@ from zoo.data.pipeline import TOKENIZE_BATCH
 KINDS = ("parallel", "tsv", "tfds")
 # The most training pairs the tokenizers train on (a seeded sample of a larger split; the
 # recipes' --tokenizer-sample). It bounds the memory of tokenizer training, which grows with
-# the text sampled (SentencePiece's trainer: about 1 GiB more per 250,000 pairs of two
-# 13-word sentences; measured figures in docs/corpora.md), and stays above Multi30k's 29,000
-# training pairs, which are all used.
+# the text sampled (SentencePiece's trainer; measured figures in docs/corpora.md), and stays
+# above Multi30k's 29,000 training pairs, which are all used.
 DEFAULT_TOKENIZER_SAMPLE = 200_000
 # The readers' control characters (Unicode category Cc without tab, LF and CR), in RE2.
 _CONTROL = r"[\x{00}-\x{08}\x{0b}\x{0c}\x{0e}-\x{1f}\x{7f}-\x{9f}]"
