@@ -63,12 +63,16 @@ def test_search_function_with_no_settings_uses_the_library_defaults(model):
 
 
 def test_signatures_render_the_defaults():
-    """`help(search)` shows SearchSettings' fields with the defaults; sampling and the
-    samplers take theirs from the same module."""
+    """`help(search)` shows SearchSettings' fields with the defaults (then `search`'s
+    per-sentence inputs, the prefix); sampling and the samplers take theirs from the same
+    module."""
     fields = {f.name: f.default for f in dataclasses.fields(SearchSettings)}
-    for function, leading in ((search, ["model", "source_ids"]), (search_function, ["model"])):
+    for function, leading, trailing in (
+        (search, ["model", "source_ids"], ["prefix"]),
+        (search_function, ["model"], []),
+    ):
         parameters = inspect.signature(function).parameters
-        assert list(parameters) == leading + list(fields)
+        assert list(parameters) == leading + list(fields) + trailing
         assert {name: parameters[name].default for name in fields} == fields
     assert {name: fields[name] for name in DEFAULTS} == DEFAULTS
     lengths = {"max_length_ratio": 1.5, "max_length_offset": 10}
@@ -115,6 +119,11 @@ def test_settings_are_normalised_hashable_and_positional_in_the_old_order(model)
         (dict(max_length_offset=MAX_LENGTH_OFFSET_LIMIT + 1), "max_length_offset must be in"),
         (dict(beam_size=2, n_best=3), "n_best must be None or an int in \\[1, beam_size=2\\]"),
         (dict(n_best=0), "n_best"),
+        (dict(min_length=-1), "min_length must be an int >= 0; received -1"),
+        (dict(min_length=2.0), "min_length"),
+        (dict(ban_unknown="yes"), "ban_unknown must be True or False; received 'yes'"),
+        (dict(no_repeat_ngram_size=-2), "no_repeat_ngram_size must be an int >= 0"),
+        (dict(no_repeat_ngram_size=True), "no_repeat_ngram_size"),
     ],
 )
 def test_search_and_search_function_refuse_the_same_bad_settings(model, settings, message):
@@ -134,3 +143,15 @@ def test_the_length_limits_themselves_are_accepted():
     )
     assert settings.max_length_ratio == MAX_LENGTH_RATIO_LIMIT
     assert settings.max_length_offset == MAX_LENGTH_OFFSET_LIMIT
+
+
+def test_the_decoding_controls_are_off_by_default():
+    fields = {f.name: f.default for f in dataclasses.fields(SearchSettings)}
+    assert {name: fields[name] for name in defaults.CONTROL_DEFAULTS} == defaults.CONTROL_DEFAULTS
+    assert defaults.CONTROL_DEFAULTS == {
+        "min_length": 0,
+        "ban_unknown": False,
+        "no_repeat_ngram_size": 0,
+    }
+    settings = SearchSettings(min_length=np.int64(2), ban_unknown=np.bool_(True))
+    assert type(settings.min_length) is int and settings.ban_unknown is True

@@ -36,6 +36,8 @@ class BeamSearch(SearchLoop):
         k = self.k
         if self.beta > 0:  # sum of each hypothesis' attention over its steps
             v["coverage"] = ops.zeros((self.rows, self.source_len), dtype="float32")
+        if self.controls.needs_history:  # each alive hypothesis' own tokens (n-gram blocking)
+            v["history"] = ops.full((self.rows, self.buffer_len), PAD_ID, dtype="int32")
         v["pool"] = {  # the pool of finished hypotheses: K per sentence
             "rank": ops.full((self.batch, k), NEG_INF, dtype="float32"),
             "score": ops.full((self.batch, k), NEG_INF, dtype="float32"),
@@ -45,6 +47,9 @@ class BeamSearch(SearchLoop):
         if self.return_attention:
             v["pool"]["attention"] = ops.zeros((self.batch, k, self.source_len), "float32")
         return v
+
+    def history(self, v):
+        return v["history"]
 
     def decided(self, v):
         """(B,) bool: True for a sentence whose result no alive hypothesis can still change.
@@ -136,6 +141,9 @@ class BeamSearch(SearchLoop):
         }
         if coverage is not None:
             out["coverage"] = ops.take(coverage, parents, axis=0)
+        if self.controls.needs_history:
+            history = ops.take(v["history"], parents, axis=0)
+            out["history"] = ops.slice_update(history, [0, t], tokens[:, None])
         out.update(self.record(v, t, tokens, parents, dead, weights))
         if self.skip_ended and self.stop_early:
             # A decided sentence's alive hypotheses can no longer be chosen: end them, so

@@ -4,12 +4,14 @@
 
 The parts: `settings` (the settings, checked once), `loop` (what greedy and beam share: the
 encoded source, the decoder step, the length limits), `greedy` and `beam` (the two loops),
-`top_k` (the chunked top-k of a step), `penalties` (GNMT's length and coverage penalties),
+`top_k` (the chunked top-k of a step), `controls` (the decoding controls and the forced
+prefix: what a step may emit), `penalties` (GNMT's length and coverage penalties),
 `compile` (the fixed-size buffers, the compiled and traced searches).
 """
 
 from zoo.search import defaults
 from zoo.search.compile import compiled_search, empty_result, padded_search, trim
+from zoo.search.controls import check_prefix
 from zoo.search.settings import SearchSettings, check_model, check_source
 
 
@@ -27,6 +29,7 @@ def search(
     min_length=defaults.MIN_LENGTH,
     ban_unknown=defaults.BAN_UNKNOWN,
     no_repeat_ngram_size=defaults.NO_REPEAT_NGRAM_SIZE,
+    prefix=None,
 ):
     """Translates a batch of source sentences with greedy (`beam_size=1`) or beam search.
 
@@ -42,6 +45,13 @@ def search(
             recipes, the Translator and the command line use. With `jit_compile`
             the compiled search is cached per model and settings; it retraces per distinct
             source shape.
+        prefix: None, or the target ids each output starts with, per sentence: a list of
+            B lists of ids (an empty one for a sentence without a prefix), or a (B, P) int
+            array or tensor right-padded with PAD_ID. The search forces those tokens, then
+            searches on; their log-probabilities count in the score (as fairseq's
+            `--prefix-size`), and a sentence's length limit is at least its prefix's
+            length + 1. A sentence without one translates exactly as without `prefix`
+            (`zoo.search.controls`).
     Returns:
         a `SearchResult` (ids, scores, attention, lengths, log_probs); see its docstring.
         With `n_best=n` every field has an axis of n after the batch: ids (B, n, T),
@@ -71,14 +81,16 @@ def search(
     )
     check_model(model)
     source_ids = check_source(source_ids)
+    prefix = check_prefix(prefix, source_ids.shape[0])
     if source_ids.shape[0] == 0:  # known to be empty (eagerly): nothing to search
         return empty_result(
             source_ids, n_best=settings.n_best, return_attention=settings.return_attention
         )
     if settings.jit_compile:
-        padded = compiled_search(model, settings)(source_ids)
+        compiled = compiled_search(model, settings)
+        padded = compiled(source_ids) if prefix is None else compiled(source_ids, prefix)
     else:
-        padded = padded_search(model, source_ids, settings)
+        padded = padded_search(model, source_ids, settings, prefix=prefix)
     return trim(padded)
 
 

@@ -28,6 +28,7 @@ import numpy as np
 from keras import ops
 
 from zoo.constants import END_ID, PAD_ID, START_ID
+from zoo.search.controls import StepControls, prefix_lengths
 from zoo.search.penalties import length_penalty_factor
 from zoo.search.settings import check_model
 from zoo.search.top_k import NEG_INF, top_k_allowed
@@ -96,9 +97,21 @@ class SearchLoop:
         ratio, offset = settings.max_length_ratio, settings.max_length_offset
         # A sentence with no source tokens translates to END alone (the empty string).
         max_lengths = ops.where(ops.equal(lengths, 0), 1, max_length(lengths, ratio, offset))
+        self.buffer_len = max_length(self.source_len, ratio, offset)
+        if prefix is not None:
+            # One pad column more, so that every step reads a column; the limit of a
+            # sentence with a prefix of P_b ids is at least P_b + 1 (the prefix and END).
+            prefix = ops.concatenate([prefix, ops.zeros((self.batch, 1), "int32")], axis=1)
+            max_lengths = ops.maximum(max_lengths, prefix_lengths(prefix) + 1)
+            width = ops.shape(prefix)[1]
+            if isinstance(width, int) and isinstance(self.buffer_len, int):
+                self.buffer_len = max(self.buffer_len, width)
+            else:
+                self.buffer_len = ops.maximum(self.buffer_len, width)
+            prefix = ops.repeat(prefix, self.k, axis=0) if self.k > 1 else prefix
         self.step_limit = ops.max(max_lengths)
         self.row_max_lengths = ops.repeat(max_lengths, self.k, axis=0)  # (BK,)
-        self.buffer_len = max_length(self.source_len, ratio, offset)
+        self.controls = StepControls(settings, prefix, self.row_max_lengths)
         self.beam_offsets = ops.arange(self.batch, dtype="int32") * self.k  # (B,)
         # Kernel slices and casts every step reads, made once outside the loop (a decoder
         # without `loop_params` only needs prepare/initial_state/step).
@@ -141,6 +154,7 @@ class SearchLoop:
         new_state, weights); rows skipped (inactive, with `skip_ended`) get zeros.
         """
         options = {} if self.params is None else {"params": self.params}
+        live = None
         if self.skip_ended:  # the output layer only for the rows still extending
             live = ops.nonzero(ops.logical_not(v["inactive"]))[0]  # (R,) row ids
             options["readout_rows"] = live
@@ -155,8 +169,14 @@ class SearchLoop:
             raise ValueError("search needs the decoder's logits to have a known vocabulary size.")
         # Greedy: the arg-max. Beam: K + 1 tokens, so that K non-END ones remain.
         self.per_beam = min(1 if self.k == 1 else self.k + 1, n_vocab)
-        top_values, top_ids, log_norm = top_k_allowed(logits, self.per_beam, n_vocab)
-        end_value = logits[:, END_ID : END_ID + 1] - log_norm  # (R, 1)
+        if self.controls.active:  # min_length, ban_unknown, n-gram blocking, prefix
+            history = self.history(v) if self.controls.needs_history else None
+            top_values, top_ids, end_value = self.controls.top_k(
+                logits, self.per_beam, n_vocab, v["t"], history, live
+            )
+        else:
+            top_values, top_ids, log_norm = top_k_allowed(logits, self.per_beam, n_vocab)
+            end_value = logits[:, END_ID : END_ID + 1] - log_norm  # (R, 1)
         if self.skip_ended:  # back to all BK rows
             at = live[:, None]
             top_values = ops.scatter_update(
@@ -167,6 +187,10 @@ class SearchLoop:
             )
             end_value = ops.scatter_update(ops.zeros((self.rows, 1), "float32"), at, end_value)
         return top_values, top_ids, end_value, new_state, weights
+
+    def history(self, v):
+        """(BK, T_buf) int32: each row's own tokens so far (columns < t), for n-gram blocking."""
+        return v["tokens"]
 
     def record(self, v, t, tokens, parents, stopped, weights):
         """The buffers' column t: tokens, back-pointers and attention of the new rows."""

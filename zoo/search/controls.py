@@ -1,0 +1,200 @@
+"""Decoding controls: the tokens a search step may not emit, in one place (`StepControls`).
+
+Greedy and beam search score a step's extensions with the same helper (`StepControls.top_k`),
+which masks the model's log-probabilities before the step's top-k:
+- `min_length` m: END's log-probability is -inf at steps t < m (0-based: before m tokens),
+  except at a sentence's length limit, where END is the only token allowed, and when no
+  other token is left (the other controls may leave none in a tiny vocabulary).
+- `ban_unknown`: `UNK_ID` is -inf at every step.
+- `no_repeat_ngram_size` n: a token that would complete an n-gram the hypothesis already
+  contains is -inf (Paulus et al. 2017; fairseq's rule). END never completes one (a
+  hypothesis holds no END before its last token).
+- `prefix`: at step t < P_b (P_b: the number of ids of sentence b's prefix before its first
+  pad), the only token allowed is the prefix's t-th, whatever the other controls say. Its
+  log-probability counts in the hypothesis' score, as fairseq's `--prefix-size` counts it:
+  scores stay the model's log-probability of the whole output, prefix included.
+An allowed token keeps its log-probability under the model (the normaliser runs over the
+whole vocabulary), so the scores are still those `SearchResult` documents.
+
+With every control off, `StepControls.active` is False and the search runs exactly the
+graph it runs without this module (the conditionals are Python's, on the settings).
+"""
+
+import numpy as np
+from keras import ops
+
+from zoo.constants import END_ID, PAD_ID, START_ID, UNK_ID
+from zoo.search.top_k import BANNED, NEG_INF, top_k_allowed
+
+
+def check_prefix(prefix, batch=None):
+    """`prefix` as a (B, P) int32 tensor, 0 = pad (None stays None).
+
+    Accepts a ragged list of id lists (an empty one: no prefix), a NumPy array or tensor
+    (B, P), or a `tf.RaggedTensor`. Eagerly, a ValueError for another rank, a batch of
+    another size than `batch` (the source's), or ids that are START or END (a prefix is
+    what the output starts with: words, UNK and pads after them)."""
+    if prefix is None:
+        return None
+    if hasattr(prefix, "to_tensor") and hasattr(prefix, "row_lengths"):  # tf.RaggedTensor
+        prefix = prefix.to_tensor(default_value=PAD_ID)
+    if not hasattr(prefix, "shape") or not hasattr(prefix, "dtype"):
+        rows = list(prefix)
+        if any(not hasattr(row, "__len__") for row in rows):
+            raise ValueError(
+                "prefix must be one list of target ids per sentence (or a (batch, length) "
+                f"int array, 0 = pad); received {prefix!r}."
+            )
+        width = max([len(row) for row in rows], default=0)
+        padded = np.zeros((len(rows), width), "int64")
+        for i, row in enumerate(rows):
+            padded[i, : len(row)] = np.asarray(row, "int64").reshape(-1)
+        prefix = padded
+    shape = tuple(prefix.shape)
+    if len(shape) != 2:
+        raise ValueError(
+            f"prefix must have shape (batch, prefix_len), got shape {shape}: one list of "
+            "target ids per sentence."
+        )
+    dtype = str(getattr(prefix.dtype, "name", prefix.dtype))
+    if "int" not in dtype:
+        raise ValueError(f"prefix must hold integer target ids, got dtype {dtype}.")
+    if batch is not None and shape[0] is not None and shape[0] != batch:
+        raise ValueError(
+            f"prefix has {shape[0]} rows for {batch} source sentences; give one (possibly "
+            "empty) prefix per sentence."
+        )
+    try:
+        values = np.asarray(prefix)
+    except (TypeError, ValueError, NotImplementedError):  # a symbolic tensor
+        values = None
+    if shape[1] == 0:  # no sentence has a prefix
+        return None
+    if values is not None and values.size:
+        bad = values[np.isin(values, (START_ID, END_ID)) | (values < 0)]
+        if bad.size:
+            raise ValueError(
+                f"prefix ids must be target word ids (or UNK_ID={UNK_ID}), 0 only as "
+                f"padding after them; received id {int(bad[0])} (START_ID={START_ID} and "
+                f"END_ID={END_ID} are not allowed)."
+            )
+    return ops.cast(prefix, "int32")
+
+
+def prefix_lengths(prefix):
+    """(B,) int32: the number of ids of each prefix row before its first pad."""
+    real = ops.cast(ops.not_equal(prefix, PAD_ID), "int32")
+    return ops.sum(ops.cumprod(real, axis=1), axis=1)
+
+
+def repeated_ngram_tokens(history, t, n, vocab_size):
+    """(R, V) bool: True at the tokens that would complete an n-gram already in a row.
+
+    Args:
+        history: (R, T) int32, each row's tokens; columns < t are its output so far.
+        t: scalar int32 tensor, the number of tokens emitted so far.
+        n: the n-gram size, a Python int >= 1.
+        vocab_size: V, a Python int.
+    The n-gram at positions j..j+n-1 (j <= t - n) bans its last token when its first
+    n - 1 tokens equal the row's last n - 1 (for n = 1: every token emitted so far).
+    """
+    m = n - 1
+    rows, width = ops.shape(history)[0], ops.shape(history)[1]
+
+    def shifted(i):  # column j holds history[:, j + i] (pad past the end)
+        if i == 0:
+            return history
+        return ops.concatenate([history[:, i:], ops.zeros_like(history[:, :i])], axis=1)
+
+    match = ops.less_equal(ops.arange(width, dtype="int32")[None, :], t - n)  # (1, T)
+    for i in range(m):
+        last = ops.take(history, ops.maximum(t - m + i, 0), axis=1)  # (R,)
+        match = ops.logical_and(match, ops.equal(shifted(i), last[:, None]))
+    match = ops.broadcast_to(match, (rows, width))
+    banned = shifted(m)  # (R, T): the token completing the n-gram that starts at j
+    row_ids = ops.broadcast_to(ops.arange(rows, dtype="int32")[:, None], (rows, width))
+    indices = ops.stack([ops.reshape(row_ids, (-1,)), ops.reshape(banned, (-1,))], axis=1)
+    counts = ops.scatter(
+        indices, ops.reshape(ops.cast(match, "float32"), (-1,)), (rows, vocab_size)
+    )
+    return ops.greater(counts, 0.0)
+
+
+class StepControls:
+    """The decoding controls of one search call, applied to each step's logits.
+
+    Args:
+        settings: the `SearchSettings` (min_length, ban_unknown, no_repeat_ngram_size).
+        prefix: None, or (N, P) int32 prefix ids of the N rows (a sentence's prefix repeated
+            for its K beams), 0 = pad.
+        row_max_lengths: (N,) int32, each row's length limit L_b.
+    """
+
+    def __init__(self, settings, prefix, row_max_lengths):
+        self.min_length = settings.min_length
+        self.ban_unknown = settings.ban_unknown
+        self.ngram = settings.no_repeat_ngram_size
+        self.prefix = prefix
+        self.prefix_lengths = None if prefix is None else prefix_lengths(prefix)
+        self.row_max_lengths = row_max_lengths
+
+    @property
+    def active(self):
+        """Python bool: whether any control is on (else the plain step runs)."""
+        return bool(self.min_length or self.ban_unknown or self.ngram or self.prefix is not None)
+
+    @property
+    def needs_history(self):
+        """Python bool: whether the rows' own token histories are needed (n-gram blocking)."""
+        return self.ngram > 0
+
+    def blocked(self, t, vocab_size, history=None, rows=None):
+        """(R, V) bool: the tokens the controls forbid at step t (True = -inf).
+
+        `history`: (N, T) int32 token histories (with n-gram blocking); `rows`: None for all
+        N rows, or (R,) the row ids of the logits (the rows still extending)."""
+
+        def of_rows(x):
+            return x if rows is None else ops.take(x, rows, axis=0)
+
+        ids = ops.arange(vocab_size, dtype="int32")[None, :]  # (1, V)
+        count = ops.shape(of_rows(self.row_max_lengths))[0]
+        never = np.isin(np.arange(vocab_size), BANNED)[None, :]  # PAD and START
+        blocked = ops.logical_or(ops.zeros((count, vocab_size), dtype="bool"), never)
+        if self.ban_unknown:
+            blocked = ops.logical_or(blocked, ops.equal(ids, UNK_ID))
+        if self.ngram:
+            blocked = ops.logical_or(
+                blocked, repeated_ngram_tokens(of_rows(history), t, self.ngram, vocab_size)
+            )
+        if self.min_length:
+            # END before min_length tokens, unless at the limit or nothing else is left.
+            is_end = ops.equal(ids, END_ID)
+            others_left = ops.any(ops.logical_not(ops.logical_or(blocked, is_end)), axis=1)
+            early = ops.logical_and(
+                ops.less(t, self.min_length),
+                ops.less(t + 1, of_rows(self.row_max_lengths)),
+            )
+            blocked = ops.logical_or(
+                blocked, ops.logical_and(is_end, ops.logical_and(early, others_left)[:, None])
+            )
+        if self.prefix is not None:
+            prefix = of_rows(self.prefix)
+            forcing = ops.less(t, of_rows(self.prefix_lengths))  # (R,)
+            column = ops.minimum(t, ops.maximum(ops.shape(prefix)[1] - 1, 0))
+            forced = ops.take(prefix, column, axis=1)  # (R,) garbage when not forcing
+            only = ops.not_equal(ids, forced[:, None])
+            blocked = ops.where(forcing[:, None], only, blocked)
+        return blocked
+
+    def top_k(self, logits, k, vocab_size, t, history=None, rows=None):
+        """The step's k best allowed tokens under the controls: `top_k_allowed` on the
+        masked logits, with each token's log-probability under the model.
+
+        Returns (values (R, k), ids (R, k), end_value (R, 1)): log-probabilities (-inf for
+        a forbidden token), ids, and END's log-probability (-inf when forbidden)."""
+        log_norm = ops.logsumexp(logits, axis=-1, keepdims=True)
+        masked = ops.where(self.blocked(t, vocab_size, history, rows), NEG_INF, logits)
+        _, top_ids, _ = top_k_allowed(masked, k, vocab_size)
+        top_values = ops.take_along_axis(masked, top_ids, axis=1) - log_norm
+        return top_values, top_ids, masked[:, END_ID : END_ID + 1] - log_norm
