@@ -26,15 +26,17 @@ def _load(url):
 def test_concurrent_requests_are_batched_and_each_answer_is_its_own_alone(data_dir):
     """32 clients at once with four kinds of options: each answer equals the translation of
     its request alone, and the requests were merged into fewer calls."""
-    from translator_toy import MIXED, toy_translator
+    from translator_toy import LONG, MIXED, toy_translator
 
     translator = toy_translator("luong_local_p_general", beam_size=2)
     kinds = [{}, {"beam_size": 1}, {"attention": True}, {"n_best": 2, "alignments": True}]
+    short = [s for s in MIXED if s != LONG]  # LONG (slow to decode) in the first request only
     requests = [
-        {"sentences": [MIXED[i % len(MIXED)], MIXED[(3 * i + 1) % len(MIXED)]][: 1 + i % 2],
+        {"sentences": [short[i % len(short)], short[(3 * i + 1) % len(short)]][: 1 + i % 2],
          **kinds[i % len(kinds)]}
         for i in range(32)
     ]  # fmt: skip
+    requests[0]["sentences"].append(LONG)
     with running(translator, max_wait_ms=50) as server:
         url = url_of(server)
         with concurrent.futures.ThreadPoolExecutor(32) as pool:
