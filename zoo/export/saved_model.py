@@ -31,6 +31,11 @@ Each returns a dict (see `OUTPUT_KEYS`):
 Input bytes that are not valid UTF-8 are read as U+FFFD replacement characters (one per
 invalid sequence), so every input still gives one output, in order. The "location" score
 attends to the first `max_length` source positions only (see `zoo.translator`).
+Every endpoint takes any number of sentences: a batch of none gives outputs of no rows,
+and a batch larger than `chunk_size` (default: the translator's batch size) is searched in
+chunks of sentences of similar lengths inside the graph (`zoo.export.chunks.in_chunks`),
+so that its memory stays that of one chunk; the outputs are those of one call per chunk,
+in input order.
 With `attention=False` the endpoints leave out the three outputs read from the attention
 (`ATTENTION_KEYS`), and the search skips collecting the weights (about 10% faster beam
 search, and a lighter response for a server).
@@ -42,6 +47,7 @@ import os
 
 import tensorflow as tf
 
+from zoo.export.chunks import in_chunks
 from zoo.json_files import write_json
 
 OUTPUT_KEYS = (
@@ -71,6 +77,7 @@ def export_translator(
     n_best=None,
     sampling=None,
     verbose=False,
+    chunk_size=None,
 ):
     """Writes `translator` as a SavedModel to `path` (endpoints in the module docstring).
 
@@ -85,6 +92,9 @@ def export_translator(
         sampling: also add `sample`: a dict of `zoo.search.sample`'s temperature, top_k
             and top_p (any of them; `{}` samples from the whole distribution).
         verbose: let Keras print the endpoints' signatures.
+        chunk_size: the most sentences an endpoint searches at once (default: the
+            translator's `batch_size`): a larger call is cut, inside the graph, into chunks
+            of sentences of similar lengths (`zoo.export.chunks.in_chunks`).
 
     Returns:
         `path`.
@@ -92,6 +102,7 @@ def export_translator(
     import keras
 
     beam_size = translator.setting("beam_size", beam_size)
+    chunk_size = translator.setting("batch_size", chunk_size)
     path = os.fspath(path)
     archive = keras.export.ExportArchive()
     archive.track(translator.model)
@@ -100,10 +111,20 @@ def export_translator(
     endpoints = {"translate": beam_size}
     if greedy and beam_size > 1:
         endpoints["translate_greedy"] = 1
+
+    def chunked(body):
+        """`body(sentences)` over chunks of `chunk_size` sentences of similar lengths."""
+
+        def endpoint(sentences):
+            _, lengths = translator.preprocessor.encode_source(sentences)
+            return in_chunks(body, sentences, lengths, chunk_size)
+
+        return endpoint
+
     for name, k in endpoints.items():
         archive.add_endpoint(
             name,
-            lambda sentences, k=k: translator.graph_translate(sentences, k, attention),
+            chunked(lambda sentences, k=k: translator.graph_translate(sentences, k, attention)),
             input_signature=INPUT_SIGNATURE,
         )
     if n_best is not None:
@@ -113,12 +134,14 @@ def export_translator(
             )
         archive.add_endpoint(
             "translate_n_best",
-            lambda sentences: translator.graph_translate_n_best(sentences, beam_size, n_best),
+            chunked(
+                lambda sentences: translator.graph_translate_n_best(sentences, beam_size, n_best)
+            ),
             input_signature=INPUT_SIGNATURE,
         )
         endpoints["translate_n_best"] = beam_size
     if sampling is not None:
-        _add_sample_endpoint(archive, translator, sampling)
+        _add_sample_endpoint(archive, translator, sampling, chunked)
         endpoints["sample"] = 1
     archive.write_out(path, verbose=verbose)
     metadata = dict(
@@ -127,6 +150,7 @@ def export_translator(
         endpoints=endpoints,
         n_best=n_best,
         sampling=None if sampling is None else dict(sampling),
+        chunk_size=chunk_size,
     )
     metadata["outputs"] = [key for key in OUTPUT_KEYS if attention or key not in ATTENTION_KEYS]
     write_json(os.path.join(path, METADATA_FILE), metadata)
@@ -136,7 +160,7 @@ def export_translator(
 SAMPLING_KEYS = ("temperature", "top_k", "top_p")
 
 
-def _add_sample_endpoint(archive, translator, sampling):
+def _add_sample_endpoint(archive, translator, sampling, chunked):
     """The `sample(sentences, seed)` endpoint: the seed resets a tracked SeedGenerator's
     state before the draws, so a call is reproducible."""
     import keras
@@ -154,7 +178,8 @@ def _add_sample_endpoint(archive, translator, sampling):
     def endpoint(sentences, seed):
         dtype = generator.state.dtype
         generator.state.assign(tf.stack([tf.cast(seed, dtype), tf.zeros([], dtype)]))
-        return translator.graph_sample(sentences, generator, **sampling)
+        draw = lambda strings: translator.graph_sample(strings, generator, **sampling)  # noqa: E731
+        return chunked(draw)(sentences)
 
     archive.add_endpoint(
         "sample",

@@ -96,7 +96,8 @@ def translate_n_best(translator, sentences, beam_size, n_best):
     source_ids, source_lengths = translator.preprocessor.encode_source(sentences)
     result = search_result(translator, source_ids, beam_size, False, n_best=n_best)
     ids = tf.cast(result.ids, tf.int32)  # (B, n, T)
-    flat = tf.reshape(ids, [-1, tf.shape(ids)[2]])
+    shape = tf.shape(ids)
+    flat = tf.reshape(ids, [shape[0] * shape[1], shape[2]])  # not -1: B may be 0
     strings = tf.reshape(translator.preprocessor.detokenize(flat), tf.shape(ids)[:2])
     empty = tf.equal(source_lengths, 0)[:, None]
     missing = tf.equal(tf.cast(result.lengths, tf.int32), 0)
