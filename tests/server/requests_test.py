@@ -135,6 +135,11 @@ def test_unknown_paths_and_methods_answer_json(client):
     response = client.get("/translate")
     assert response.status_code == 405 and response.json()["error"].startswith("GET /translate")
     assert client.post("/health", headers=JSON).status_code == 405
+    preflight = client.options(
+        "/translate",
+        headers={"Origin": "https://elsewhere.example", "Access-Control-Request-Method": "POST"},
+    )  # a browser's CORS preflight: refused, so a page elsewhere never sends its JSON POST
+    assert preflight.status_code == 405 and "access-control-allow-origin" not in preflight.headers
     page = client.get("/?q=Ein%20Hund")
     assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
     assert '"Content-Type": "application/json"' in page.text  # the page's own fetch
