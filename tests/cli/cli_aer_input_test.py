@@ -122,3 +122,12 @@ def test_missing_files_and_folders_are_errors(model_folder, tmp_path, capsys):
     assert f"--source {tmp_path}: a folder, not a text file." in refused(folder, capsys)
     nowhere = [argv[0], str(tmp_path / "no-model"), *argv[2:]]
     assert "is not a zoo output folder: no such folder" in refused(nowhere, capsys)
+
+
+def test_an_output_that_cannot_be_written_is_refused_first(model_folder, tmp_path, capsys):
+    argv = aer_argv(model_folder[0], tmp_path) + ["--output", str(tmp_path)]
+    with pytest.raises(SystemExit) as stopped:
+        cli.main(argv)
+    captured = capsys.readouterr()
+    assert stopped.value.code == 2 and captured.out == ""
+    assert f"--output {tmp_path}: a folder; expected a file name." in captured.err

@@ -4,7 +4,7 @@ import os
 import sys
 
 from zoo.checks import positive_int
-from zoo.cli.flags import add_debug_flag, add_model_file_flag
+from zoo.cli.flags import add_debug_flag, add_model_file_flag, check_output_path
 from zoo.evaluation import forced_alignments
 from zoo.workflow.flag_types import library_default
 
@@ -107,6 +107,7 @@ def run_aer(args, out=None):
     from zoo.evaluation import alignment_error_rate, format_pharaoh
     from zoo.translator.output_folder import load_parts
 
+    check_output_path(args.output, "--output")  # before any work
     sources, targets, gold = read_pairs(args)
     model, source_tokenizer, target_tokenizer = load_parts(args.model_dir, args.model_file)
     links = forced_alignments(
