@@ -19,13 +19,18 @@ def add_aer_command(commands):
         "Prints AER, precision and recall.",
     )
     aer.add_argument("model_dir", metavar="MODEL_DIR", help="a zoo output folder")
-    aer.add_argument("--source", required=True, help="source sentences, one per line (UTF-8)")
+    aer.add_argument(
+        "--source",
+        required=True,
+        help="source sentences, one per line (UTF-8; lines end at a newline, LF or CRLF, alone)",
+    )
     aer.add_argument("--target", required=True, help="their reference translations, line by line")
     aer.add_argument(
         "--gold",
         required=True,
         help="gold alignments, one line per pair: links i-j (sure) and i?j (possible), word "
-        "indices 0-based, source first",
+        "indices 0-based (ASCII digits, each inside its pair's whitespace-separated words), "
+        "source first",
     )
     aer.add_argument(
         "--output", default=None, help="also write the predicted alignments (Pharaoh) here"
