@@ -127,3 +127,18 @@ def test_recording_reads_lists_the_files_a_corpus_load_read(tmp_path):
     with recording_reads() as read:
         materialise(open_stream(prefix, "de", "en", "train"))
     assert read == [str(tmp_path / "train.de"), str(tmp_path / "train.en")]
+
+
+def test_the_prepared_files_of_a_tfds_split_are_recorded_as_read(tmp_path):
+    tfds = pytest.importorskip("tensorflow_datasets")
+    name = "ted_hrlr_translate/pt_to_en"
+    folder = tfds.builder(name, data_dir=str(tmp_path)).data_dir
+    os.makedirs(folder)
+    shards = [f"ted_hrlr_translate-{split}.tfrecord-00000-of-00001" for split in ("train", "test")]
+    for shard in shards:
+        (tmp_path / folder / shard).write_bytes(b"records")
+    stream = open_stream(f"tfds:{name}", "pt", "en", "train", tfds_data_dir=str(tmp_path))
+    with recording_reads() as read:
+        check_files(stream)
+    assert read == [os.path.join(folder, shards[0])]  # the train split's shard alone
+    assert file_fingerprint(read[0])["size"] == len(b"records")

@@ -3,11 +3,12 @@
 Two trainings writing into one `--out` at once would overwrite each other's checkpoints,
 tokenizers and model. A recipe holds `<out>/run.lock` while it runs: the file is created
 atomically (`O_CREAT | O_EXCL`) and holds the process id, the host and the start time; it is
-removed when the run ends, normally, by an exception or by Ctrl-C / SIGTERM (which end the
-training loop with a checkpoint). A second run into the same folder refuses at once, naming
-the first one's process. A lock left by a process that no longer runs on this host (killed
-with SIGKILL, a crash of the machine) is taken over with a warning; a lock from another
-host is never taken over (remove the file once that run is over).
+removed when the run ends, normally, by an exception, by Ctrl-C, or by SIGTERM while it
+trains (the training loop turns it into an exception after a checkpoint). A second run into
+the same folder refuses at once, naming the first one's process. A lock left by a process
+that no longer runs on this host (SIGTERM before training, SIGKILL, a crash of the machine)
+is taken over with a warning; a lock from another host is never taken over (remove the file
+once that run is over).
 """
 
 import datetime
