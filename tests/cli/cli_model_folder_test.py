@@ -153,3 +153,17 @@ def test_the_real_command_refuses_a_missing_translator_json(folder):
     )
     assert done.returncode == 1 and done.stdout == ""
     assert f"{CONFIG_FILE} is missing" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_evaluate_says_which_model_file_and_settings_it_used(folder, capsys):
+    config = json.loads((folder / CONFIG_FILE).read_text())
+    (folder / "model.averaged.keras").write_bytes((folder / MODEL_FILE).read_bytes())
+    (folder / CONFIG_FILE).write_text(
+        json.dumps({**config, "model_file": "model.averaged.keras", "length_penalty": 0.5})
+    )
+    output = folder / "scores.json"
+    assert cli.main(["evaluate", str(folder), "--limit", "2", "--output", str(output)]) == 0
+    out = capsys.readouterr().out
+    assert "; model.averaged.keras, beam size 2, length penalty 0.5)" in out
+    result = json.loads(output.read_text())
+    assert (result["model_file"], result["length_penalty"]) == ("model.averaged.keras", 0.5)

@@ -95,8 +95,10 @@ def run_evaluate(args, out=None):
         corpus = corpus.take(args.limit)
     hypotheses = translator.translate(corpus.source, progress=True, **unknown)
     scores = corpus_scores(hypotheses, corpus.target)
+    model_file = args.model_file or translator.model_file(args.model_dir)
     result = {
         "model_dir": os.fspath(args.model_dir),
+        "model_file": model_file,
         "data": args.data,
         "split": args.split,
         "source_lang": args.source_lang,
@@ -110,7 +112,8 @@ def run_evaluate(args, out=None):
     print(f"chrF = {scores['chrf']:.2f}  {scores['chrf_signature']}", file=out)
     print(
         f"({len(corpus)} sentences of {args.data} {args.split}, "
-        f"{args.source_lang}->{args.target_lang}, beam size {translator.beam_size})",
+        f"{args.source_lang}->{args.target_lang}; {model_file}, beam size "
+        f"{translator.beam_size}, length penalty {translator.length_penalty:g})",
         file=out,
     )
     if args.output:
