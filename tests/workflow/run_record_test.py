@@ -55,3 +55,32 @@ def test_a_changed_corpus_resumes_on_request_and_a_rewrite_is_no_change(
     train_en.write_text("\n".join(lines) + "\n")
     fresh = run_recipe(out, "--data", tiny_corpus, "--no-resume")  # starts over on any data
     assert fresh["training"]["resumed_from_step"] is None
+
+
+def test_run_record_refuses_a_damaged_run_json_and_checks_only_what_a_rerun_resumes(tmp_path):
+    import argparse
+
+    from zoo.errors import UsageError
+    from zoo.workflow.run_record import RunRecord
+
+    out = tmp_path / "run"
+    out.mkdir()
+    corpus = tmp_path / "train.de"
+    corpus.write_text("ein Hund\n")
+    args = argparse.Namespace(resume=True, size="tiny", allow_corpus_change=False)
+    (out / "run.json").write_text('{"size": "ti')
+    with pytest.raises(ValueError, match=f"{out / 'run.json'} is damaged .*--no-resume"):
+        RunRecord(out, args, print).check_settings()
+    first = RunRecord(out, argparse.Namespace(**{**vars(args), "resume": False}), print)
+    first.check_settings()
+    first.check_corpus([corpus])
+    corpus.write_text("zwei Hunde\n")
+    again = RunRecord(out, args, print)
+    again.check_settings()
+    again.check_corpus([corpus])  # nothing to resume yet (no tokenizers, no checkpoint): fine
+    (out / "source_tokenizer").mkdir()
+    corpus.write_text("drei Hunde\n")
+    later = RunRecord(out, args, print)
+    later.check_settings()
+    with pytest.raises(UsageError, match=f"{corpus}: content of its first or last MiB"):
+        later.check_corpus([corpus])

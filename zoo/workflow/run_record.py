@@ -86,8 +86,16 @@ class RunRecord:
         """Refuses to resume a run made with other settings (a `UsageError` naming them)."""
         if not (self.enabled and self.args.resume and os.path.exists(self.path)):
             return
-        with open(self.path, encoding="utf-8") as f:
-            self.previous = json.load(f)
+        try:
+            with open(self.path, encoding="utf-8") as f:
+                self.previous = json.load(f)
+        except ValueError as error:
+            raise ValueError(
+                f"{self.path} is damaged ({error}); pass --no-resume to start over, or choose "
+                "another --out."
+            ) from None
+        if not isinstance(self.previous, dict):
+            raise ValueError(f"{self.path} does not hold a run's settings; pass --no-resume.")
         current = self.record
         # A flag that the run's zoo did not have yet (or no longer has) cannot differ.
         changed = sorted(
