@@ -46,6 +46,7 @@ RESUMABLE_CHANGES = frozenset(
         "jit_compile",
         "debug",
         "allow_corpus_change",
+        "tokenizer_sample",  # a resumed run reuses its tokenizers
     }
 )
 
