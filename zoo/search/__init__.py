@@ -1,5 +1,7 @@
-"""zoo.search: greedy and beam search (with n-best lists, length and coverage penalties) and
-sampling (temperature, top-k, top-p) over a model's decoder step (docs/design.md).
+"""zoo.search: greedy and beam search (with n-best lists, length and coverage penalties, the
+decoding controls min_length, ban_unknown and no_repeat_ngram_size, and forced target
+prefixes) and sampling (temperature, top-k, top-p) over a model's decoder step
+(docs/design.md).
 
 `search(model, source_ids, ...)` is the entry; `SearchSettings` lists its settings, whose
 defaults live in `zoo.search.defaults`; `samplers` holds keras-hub's sampler names.
