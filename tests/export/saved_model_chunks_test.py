@@ -7,36 +7,13 @@ import math
 import numpy as np
 import pytest
 import tensorflow as tf
-from translator_toy import MIXED, read_lines, toy_translator
+from export_toy import CHUNK, SENTENCES
 
-from zoo.export import SavedModelTranslator, export_translator, load_exported
-
-CHUNK = 8
-SENTENCES = read_lines("val.de", 30) + MIXED  # 37 sentences: 5 chunks
+from zoo.export import SavedModelTranslator
 
 
-def _writing(translator):
-    """The toy with an output layer of unit normal weights and no bias: its greedy search
-    writes outputs of many lengths (an untrained model's ends at once)."""
-    rng = np.random.default_rng(0)
-    for weight in translator.model.weights:
-        if weight.path == "decoder/W_o/kernel":
-            weight.assign(rng.normal(size=weight.shape).astype("float32"))
-        elif weight.path == "decoder/W_o/bias":
-            weight.assign(np.zeros(weight.shape, "float32"))
-    return translator
-
-
-@pytest.fixture(scope="module")
-def exported(data_dir, tmp_path_factory):
-    translator = _writing(toy_translator("bahdanau_rnnsearch", beam_size=2))
-    folder = tmp_path_factory.mktemp("serving") / "chunked"
-    path = export_translator(translator, folder, n_best=2, sampling={"top_k": 1}, chunk_size=CHUNK)
-    return translator, path, load_exported(path)
-
-
-def test_every_signature_answers_an_empty_batch(exported):
-    _, _, loaded = exported
+def test_every_signature_answers_an_empty_batch(writing_export):
+    _, _, loaded = writing_export
     assert sorted(loaded.signatures) == [
         "sample",
         "serving_default",
@@ -79,8 +56,8 @@ def _same_row(big, alone, name):
 
 
 @pytest.mark.parametrize("endpoint", ["translate_greedy", "translate", "translate_n_best"])
-def test_a_large_batch_equals_one_call_per_chunk(exported, endpoint):
-    translator, _, loaded = exported
+def test_a_large_batch_equals_one_call_per_chunk(writing_export, endpoint):
+    translator, _, loaded = writing_export
     function = getattr(loaded, endpoint)
     big = function(tf.constant(SENTENCES))
     chunks = _chunks(translator, SENTENCES)
@@ -104,8 +81,8 @@ def test_a_large_batch_equals_one_call_per_chunk(exported, endpoint):
         assert len(set(big["target_lengths"].numpy())) > 20  # outputs of many lengths
 
 
-def test_sampling_and_the_python_runner_over_chunks(exported):
-    translator, path, loaded = exported
+def test_sampling_and_the_python_runner_over_chunks(writing_export):
+    translator, path, loaded = writing_export
     greedy = translator.translate(SENTENCES, beam_size=1)
     drawn = loaded.sample(tf.constant(SENTENCES), tf.constant(4, tf.int64))
     assert [x.decode() for x in drawn["translation"].numpy()] == greedy  # top_k 1
