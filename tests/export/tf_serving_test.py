@@ -93,3 +93,21 @@ def test_saved_model_cli_runs_serving_default_as_the_translator_translates(
         n, m = outputs["source_lengths"][i], outputs["target_lengths"][i]
         assert [x.decode() for x in outputs["target_tokens"][i][:m]] == t.target_tokens
         np.testing.assert_allclose(outputs["attention"][i][:m, :n], t.weights, atol=1e-5)
+
+
+def test_the_serving_guide_names_the_signatures_inputs_and_outputs(writing_export):
+    """docs/serving.md's "TensorFlow Serving" section names what the SavedModel holds."""
+    from pathlib import Path
+
+    _, _, loaded = writing_export
+    guide = Path(__file__).resolve().parents[2] / "docs" / "serving.md"
+    section = guide.read_text(encoding="utf-8").split("\n## TensorFlow Serving\n", 1)[1]
+    section = section.split("\n## ", 1)[0]
+    for name, signature in loaded.signatures.items():
+        assert f"`{name}`" in section, name
+        for key in signature.structured_input_signature[1]:
+            assert f"`{key}`" in section, (name, key)
+        for key in signature.structured_outputs:
+            assert f"`{key}`" in section or key in OUTPUT_KEYS, (name, key)
+    assert '"instances": [' in section and '"inputs": {"sentences"' in section
+    assert "/v1/models/zoo:predict" in section and "models/zoo/1" in section
