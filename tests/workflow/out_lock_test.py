@@ -82,3 +82,26 @@ def test_a_stale_lock_is_taken_over_with_a_warning(tmp_path, caplog):
     (out / LOCK_FILE).write_text(json.dumps({**stale, "host": "elsewhere.example"}))
     with pytest.raises(OutFolderInUse, match=f"process {dead} on elsewhere.example"):
         OutLock(out).acquire()
+
+
+@pytest.mark.slow
+def test_a_recipe_interrupted_while_training_leaves_no_lock(tiny_corpus, tmp_path):
+    from recipe_runs import RECIPES, TINY
+
+    out = tmp_path / "run"
+    argv = [sys.executable, str(RECIPES / "luong_base.py"), *TINY, "--data", tiny_corpus,
+            "--out", str(out), "--max-steps", "100000", "--checkpoint-every", "100000"]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(RECIPES.parent)}
+    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               text=True, env=env)  # fmt: skip
+    try:
+        for line in process.stdout:
+            if line.startswith("Epoch 2/"):  # training: the lock is held
+                assert (out / LOCK_FILE).exists()
+                process.send_signal(signal.SIGINT)
+                break
+        process.stdout.read()
+        assert process.wait(timeout=120) == 128 + signal.SIGINT
+    finally:
+        process.kill()
+    assert not (out / LOCK_FILE).exists()
