@@ -54,6 +54,8 @@ import time
 
 from common import BENCH_DIR, OUT_DIR, REPO_DIR
 
+from zoo.evaluation.scores import MIN_BUCKET_SENTENCES
+
 RECORDED_DIR = BENCH_DIR / "paper_table"  # tracked: <N>_epochs/<row>.json, a finished row's metrics
 README_START = (
     "<!-- paper table: python bench/paper_table.py --table-only --readme docs/papers.md -->"
@@ -160,7 +162,9 @@ def _number(value, digits=2):
     return "-" if value is None else f"{value:.{digits}f}"
 
 
-MIN_SENTENCES = 10  # a length bucket with fewer test sentences is left out of table and figure
+# A length bucket with fewer test sentences is left out of table and figure (one BLEU point
+# per bucket would say little): the library's own minimum, which the per-run plots use too.
+MIN_SENTENCES = MIN_BUCKET_SENTENCES
 
 
 def _beam_rows(metrics):
@@ -367,16 +371,13 @@ def significance(results, out):
 def write_outputs(results, out, significance_notes=""):
     from zoo.evaluation import plot_bleu_by_length
 
-    shown, _ = _buckets(results)
-    curves = {
-        label: [{**_beam_rows(m)[i], "bin": bucket.replace(" ", "\n")} for i, bucket in shown]
-        for label, m in results.items()
-    }
+    curves = {label: _beam_rows(m) for label, m in results.items()}
     (out / "table.md").write_text(table(results, significance_notes))
     plot_bleu_by_length(
         curves,
         str(out / "bleu_by_length.png"),
         title="test2016 BLEU (beam 5) by source length, every row",
+        min_sentences=MIN_SENTENCES,
     )
     print(table(results, significance_notes))
     print(f"Wrote {out / 'table.md'} and {out / 'bleu_by_length.png'}")
