@@ -19,3 +19,12 @@ def test_bleu_by_length_table_has_one_column_per_system(tmp_path):
     assert rows[3].split("\t") == ["20-29", "0", "", ""]
     md = (tmp_path / "bleu_by_length.md").read_text().splitlines()
     assert md[0].startswith("| source length") and md[4] == "| 20-29 | 0 | - | - |"
+
+
+def test_bleu_by_length_table_brackets_buckets_too_small_to_trust(tmp_path):
+    sources = ["a b c"] * 12 + ["a b c d e f g h i j k l"]
+    references = ["one two three four"] * 13
+    tables = {"beam5": bleu_by_length(sources, references, references)}
+    write_bleu_by_length(str(tmp_path), tables)
+    md = (tmp_path / "bleu_by_length.md").read_text().splitlines()
+    assert "| 0-9 | 12 | 100.00 |" in md and "| 10-19 | 1 | (100.00) |" in md

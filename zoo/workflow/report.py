@@ -23,14 +23,11 @@ def write_lines(path, lines):
 
 
 def write_bleu_by_length(out, tables):
-    """`bleu_by_length.tsv` and `.md` with one BLEU column per system in `tables`."""
+    """`bleu_by_length.tsv` and `.md` with one BLEU column per system in `tables`; the
+    Markdown table brackets the BLEU of buckets too small to trust (`evaluation.format_table`)."""
     labels = list(tables)
     first = tables[labels[0]]
     tsv = ["\t".join(["source_length", "sentences", *(f"bleu_{label}" for label in labels)])]
-    md = [
-        "| source length (words) | sentences | " + " | ".join(f"BLEU {x}" for x in labels) + " |",
-        "|---|---:|" + "---:|" * len(labels),
-    ]
     for i, row in enumerate(first):
         values = [tables[label][i]["bleu"] for label in labels]
         tsv.append(
@@ -42,13 +39,10 @@ def write_bleu_by_length(out, tables):
                 ]
             )
         )
-        md.append(
-            f"| {row['bin']} | {row['sentences']} | "
-            + " | ".join("-" if v is None else f"{v:.2f}" for v in values)
-            + " |"
-        )
     write_lines(os.path.join(out, "bleu_by_length.tsv"), tsv)
-    write_lines(os.path.join(out, "bleu_by_length.md"), md)
+    write_lines(
+        os.path.join(out, "bleu_by_length.md"), evaluation.format_table(tables).splitlines()
+    )
 
 
 def _timed_translate(translator, sentences, beam_size, say):
