@@ -13,10 +13,10 @@ functional model in the open, then hands everything else to `main`:
                           description=__doc__)
 
 `main` parses the shared flags (`make_parser`), trains with the chosen optimizer and
-checkpoints (resumable), keeps the best model by validation loss, scores it on the test
-split with greedy and beam search (sacreBLEU BLEU and chrF), and writes `model.keras`,
-tokenizers and vocabularies, `serving/`, `metrics.json`, `bleu_by_length.{png,tsv,md}`,
-`attention_*.png` and TensorBoard logs into `--out` (default `saved_models/<recipe>/`).
+checkpoints (resumable), keeps the best model by the validation metric (the loss unless
+`--validation-metric bleu`), scores it on the test split with greedy and beam search
+(sacreBLEU BLEU and chrF), and writes `model.keras`, tokenizers and vocabularies,
+`serving/`, `metrics.json`, `bleu_by_length.{png,tsv,md}`, `attention_*.png` and TensorBoard logs into `--out` (default `saved_models/<recipe>/`).
 """
 
 from zoo.workflow.arguments import (

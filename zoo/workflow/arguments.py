@@ -42,11 +42,11 @@ Data: corpora are read from $ZOO_DATA_DIR (default: the shared/data folder besid
 checkout), e.g. $ZOO_DATA_DIR/multi30k/train.de. Multi30k is downloaded into $ZOO_CACHE_DIR
 when no local copy exists (docs/corpora.md).
 
-Output (--out): model.keras (best by validation loss), model.averaged.keras (the mean of the
-last checkpoints; translator.json's "model_file" names the one delivered), source_tokenizer/,
-target_tokenizer/, vocab.<lang>.txt, serving/ (SavedModel: translate strings without zoo),
-metrics.json, translations.<split>.{greedy,beam}.txt, bleu_by_length.{png,tsv,md},
-attention_*.png, logs/ (TensorBoard: tensorboard --logdir <out>/logs), checkpoints/.
+Output (--out): model.keras (best by --validation-metric), model.averaged.keras (the mean
+of the last checkpoints; translator.json's "model_file" names the one delivered),
+source_tokenizer/, target_tokenizer/, vocab.<lang>.txt, serving/ (SavedModel: translate
+strings without zoo), metrics.json, translations.<split>.{greedy,beam}.txt,
+bleu_by_length.{png,tsv,md}, attention_*.png, logs/ (TensorBoard: tensorboard --logdir <out>/logs), checkpoints/.
 
 Re-running the same command continues from the last checkpoint (--resume is the default);
 --no-resume starts over in the same folder. Measured results of the defaults and of the
