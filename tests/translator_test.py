@@ -331,3 +331,40 @@ def test_the_translator_keeps_its_most_recently_used_traced_functions(data_dir):
     for beam_size in range(1, 7):
         small.translate(MIXED[:1], beam_size=beam_size)
     assert len(small.traced) == 2
+
+
+def test_score_is_the_teacher_forced_log_probability(translator):
+    """Translator.score against NumPy's log-softmax of the model's logits under teacher
+    forcing, and against the training loss (zoo.training.losses), pair by pair."""
+    from zoo.constants import START_ID
+    from zoo.training.losses import masked_cross_entropy
+
+    sources = ["Ein Hund rennt.", "Zwei Männer lachen auf der Bank.", "Eine Frau.", "", ""]
+    sources += ["Ωμέγα ☃", LONG]
+    targets = ["A dog runs.", "Two men laugh.", "A woman is sitting on a bench.", "", "Nope"]
+    targets += ["", "A long sentence."]
+    scores = translator.score(sources, targets, batch_size=2)
+    assert translator.score(sources[::-1], targets[::-1], batch_size=3) == pytest.approx(
+        scores[::-1], rel=1e-5
+    )
+    for source, target, (total, per_token) in zip(sources, targets, scores, strict=True):
+        source_ids = translator.source_tokenizer.tokenize(tf.constant([source])).numpy()[0]
+        target_ids = translator.target_tokenizer.tokenize(tf.constant([target])).numpy()[0]
+        if len(source_ids) == 0:  # translated to "" for sure
+            assert (total, per_token) == ((0.0, 0.0) if not target else (-np.inf, -np.inf))
+            continue
+        target_in = np.array([[START_ID, *target_ids]], np.int32)
+        target_out = np.array([[*target_ids, END_ID]], np.int32)
+        inputs = {"source_ids": np.array([source_ids], np.int32), "target_ids": target_in}
+        logits = np.asarray(translator.model(inputs, training=False), np.float64)
+        top = logits.max(axis=-1, keepdims=True)
+        log_probs = logits - top - np.log(np.exp(logits - top).sum(axis=-1, keepdims=True))
+        expected = log_probs[0, np.arange(target_out.shape[1]), target_out[0]].sum()
+        np.testing.assert_allclose(total, expected, rtol=1e-5)
+        np.testing.assert_allclose(per_token, expected / target_out.shape[1], rtol=1e-5)
+        loss = float(masked_cross_entropy(target_out, logits.astype(np.float32)))
+        np.testing.assert_allclose(per_token, -loss, rtol=1e-5)
+    assert translator.score_function().experimental_get_tracing_count() == 1
+    assert translator.score([], []) == []
+    with pytest.raises(ValueError, match="2 sources and 1 targets"):
+        translator.score(["a", "b"], ["c"])

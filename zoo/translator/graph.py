@@ -1,14 +1,15 @@
 """The translator's graph: `tf.string` sentences in, translations out, in TensorFlow ops.
 
-What `Translator.graph_translate`, `graph_translate_n_best` and `graph_sample` run, and so
-what the SavedModel holds (`zoo.export`). Each function takes the `Translator` whose model,
+What `Translator.graph_translate`, `graph_translate_n_best`, `graph_sample` and
+`graph_score` run, and so what the SavedModel holds (`zoo.export`). Each function takes the `Translator` whose model,
 preprocessor (`zoo.text.Preprocessor`) and search settings it reads when traced.
 """
 
 import tensorflow as tf
 
-from zoo.constants import PAD_ID
+from zoo.constants import END_ID, PAD_ID, START_ID
 from zoo.search import sample, search
+from zoo.text.preprocessor import encode
 
 
 def search_result(translator, source_ids, beam_size, return_attention, n_best=None):
@@ -124,3 +125,34 @@ def draw(translator, sentences, seed, temperature=1.0, top_k=None, top_p=None):
         max_length_offset=translator.max_length_offset,
     )
     return texts(translator, result, source_lengths)
+
+
+def score(translator, sources, targets):
+    """The model's teacher-forced log-probability of each `targets` sentence given its
+    `sources` sentence (`tf.string` (B,) each), in the graph: a dict of
+    total (B,) float32, the sum over the target's tokens and END of log p(token | source,
+    the tokens before it), the negative of the pair's summed cross-entropy; per_token (B,)
+    float32, `total / target_tokens` (minus the pair's per-token training loss without
+    label smoothing); and target_tokens (B,) int32, its tokens plus END.
+    A pair whose source has no tokens gets 0 when its target has none either (the
+    translator translates it to "" for sure), else -inf."""
+    source_ids, source_lengths = translator.preprocessor.encode_source(sources)
+    ids, lengths = encode(translator.preprocessor.target_tokenizer, targets)  # (B, T), (B,)
+    batch = tf.shape(ids)[0]
+    target_in = tf.concat([tf.fill([batch, 1], START_ID), ids], axis=1)  # START + y (+ PAD)
+    positions = tf.range(tf.shape(target_in)[1])[None, :]
+    ends = tf.equal(positions, lengths[:, None])
+    target_out = tf.where(ends, END_ID, tf.concat([ids, tf.fill([batch, 1], PAD_ID)], axis=1))
+    logits = translator.model({"source_ids": source_ids, "target_ids": target_in}, training=False)
+    log_probs = tf.nn.log_softmax(tf.cast(logits, tf.float32), axis=-1)
+    token_log_probs = tf.gather(log_probs, target_out, batch_dims=2)  # (B, T + 1)
+    real = positions <= lengths[:, None]
+    total = tf.reduce_sum(tf.where(real, token_log_probs, 0.0), axis=1)
+    empty = tf.equal(source_lengths, 0)
+    total = tf.where(empty, tf.where(tf.equal(lengths, 0), 0.0, float("-inf")), total)
+    tokens = lengths + 1
+    return {
+        "total": total,
+        "per_token": total / tf.cast(tokens, tf.float32),
+        "target_tokens": tokens,
+    }

@@ -1,14 +1,11 @@
 """`Translator`: strings in, translations out, with a trained model and its two tokenizers."""
 
 import logging
-import threading
 
-import keras
 import numpy as np
 import tensorflow as tf
 
 from zoo.checks import check_int, check_non_negative_float
-from zoo.search import check_sampling
 from zoo.search.defaults import (
     BATCH_SIZE,
     BEAM_SIZE,
@@ -21,18 +18,14 @@ from zoo.text.preprocessor import Preprocessor
 from zoo.translation import as_text, check_sentences, run_in_batches, to_translation
 from zoo.translator import graph
 from zoo.translator.output_folder import SETTINGS, OutputFolder
+from zoo.translator.sampling import Sampling
+from zoo.translator.scoring import Scoring
 from zoo.translator.traced import TracedFunctions
 
 logger = logging.getLogger("zoo.translator")
 
 
 SENTENCES = tf.TensorSpec([None], tf.string, name="sentences")
-SAMPLING_SIGNATURE = [
-    SENTENCES,
-    tf.TensorSpec([], tf.float32, name="temperature"),
-    tf.TensorSpec([], tf.int32, name="top_k"),
-    tf.TensorSpec([], tf.float32, name="top_p"),
-]
 
 
 def _trace(body, signature=(SENTENCES,)):
@@ -78,7 +71,7 @@ def _warn_past_limit(limit, lengths):
     )
 
 
-class Translator(OutputFolder):
+class Translator(OutputFolder, Sampling, Scoring):
     """Translates lists of sentences with a `zoo` model and its source/target tokenizers.
 
     Args:
@@ -134,9 +127,7 @@ class Translator(OutputFolder):
         self.max_length_offset = check_int(None, "max_length_offset", max_length_offset, minimum=0)
         self.coverage_penalty = check_non_negative_float(None, "coverage_penalty", coverage_penalty)
         self.traced = TracedFunctions()
-        # sample()'s draws: a SeedGenerator that each call sets from its seed, one call at a time.
-        self._seed_generator = keras.random.SeedGenerator(0, name="sample_seed")
-        self._sample_lock = threading.Lock()
+        self._init_sampling()
 
     @property
     def source_tokenizer(self):
@@ -181,11 +172,6 @@ class Translator(OutputFolder):
         and scores (`zoo.translator.graph.translate_n_best`)."""
         return graph.translate_n_best(self, sentences, beam_size, n_best)
 
-    def graph_sample(self, sentences, seed, temperature=1.0, top_k=None, top_p=None):
-        """One translation drawn per `tf.string` sentence (B,) from the `SeedGenerator`
-        `seed`, in the graph (`zoo.translator.graph.draw`)."""
-        return graph.draw(self, sentences, seed, temperature, top_k, top_p)
-
     def _function(self, key, body, signature=(SENTENCES,)):
         """The cached `tf.function` `body(sentences, ...)` of `key`, traced once (while it
         stays among the `traced` functions)."""
@@ -213,12 +199,18 @@ class Translator(OutputFolder):
         limit = self.source_limit()
         if limit is not None:
             _warn_past_limit(limit, lengths)
+        call = self._traced_call(make)
+        run = lambda strings, start: call(strings)  # noqa: E731
+        return sentences, run_in_batches(sentences, batch_size, run, progress, lengths)
+
+    def _traced_call(self, make):
+        """`(*inputs) -> outputs` of the traced function `make()` gives."""
         function = make()
 
-        def call(strings, start):
+        def call(*inputs):
             nonlocal function
             try:
-                return function(strings)
+                return function(*inputs)
             except tf.errors.NotFoundError:
                 # A tokenizer's TF resource was freed after tracing (`tf.random.set_seed`
                 # clears the kernel cache that owns tensorflow-text's SentencePiece
@@ -226,9 +218,9 @@ class Translator(OutputFolder):
                 self.preprocessor.restore_resources()
                 self.traced.clear()
                 function = make()
-                return function(strings)
+                return function(*inputs)
 
-        return sentences, run_in_batches(sentences, batch_size, call, progress, lengths)
+        return call
 
     def source_lengths(self, sentences):
         """NumPy int array: the number of source tokens of each sentence."""
@@ -310,53 +302,3 @@ class Translator(OutputFolder):
         _, outputs = self._run(sentences, batch_size, progress, make)
         pairs = [zip(o["translations"], o["scores"], strict=True) for o in outputs]
         return [[(as_text(text), float(score)) for text, score in p] for p in pairs]
-
-    def sample(
-        self, sentences, temperature=1.0, top_k=None, top_p=None, seed=None, batch_size=None,
-        progress=False,
-    ):  # fmt: skip
-        """One translation drawn at random per sentence (a list of str, in input order):
-        temperature, top-k and top-p sampling as in `zoo.search.sample`, the usual way to
-        make synthetic sources for back-translation (module docstring of `zoo.search`).
-
-        Args:
-            sentences: list of source sentences.
-            temperature: > 0; below 1 sharper, above 1 flatter than the model.
-            top_k: draw from the k most likely tokens only (None: all).
-            top_p: draw from the nucleus holding probability p, in (0, 1] (None: all).
-            seed: an int makes the call reproducible: the same sentences, seed and
-                batch size give the same translations (None: fresh draws).
-            batch_size, progress: as for `translate`.
-        """
-        check_sampling(temperature, top_k, top_p)
-        seed = check_int(None, "seed", seed, minimum=0, allow_none=True)
-        vocab = self.target_tokenizer.vocab_size
-        settings = (  # as the traced function takes them: float32, int32, float32
-            np.float32(min(float(temperature), float(np.finfo(np.float32).max))),
-            np.int32(vocab if top_k is None else min(top_k, vocab)),  # V: no cut
-            np.float32(1.0 if top_p is None else top_p),
-        )
-
-        def make():
-            function = self.sample_function()
-            return lambda strings: function(strings, *settings)
-
-        with self._sample_lock:  # one call at a time draws from the generator
-            if seed is None:
-                seed = int(np.random.default_rng().integers(2**31))
-            state = self._seed_generator.state
-            state.assign(np.array([seed, 0], state.dtype))  # as SeedGenerator(seed) starts
-            _, outputs = self._run(sentences, batch_size, progress, make)
-        return [as_text(out["translation"]) for out in outputs]
-
-    def sample_function(self):
-        """The `tf.function` `(sentences, temperature, top_k, top_p) -> dict` that `sample`
-        runs (`graph_sample` drawing from this translator's `SeedGenerator`, which `sample`
-        sets from its seed), traced once for every seed and setting. A `top_k` of the
-        vocabulary size and a `top_p` of 1 cut nothing."""
-        generator = self._seed_generator
-
-        def body(sentences, temperature, top_k, top_p):
-            return self.graph_sample(sentences, generator, temperature, top_k, top_p)
-
-        return self._function(("sample",), body, SAMPLING_SIGNATURE)

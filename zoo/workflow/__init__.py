@@ -16,7 +16,8 @@ functional model in the open, then hands everything else to `main`:
 checkpoints (resumable), keeps the best model by the validation metric (the loss unless
 `--validation-metric bleu`), scores it on the test split with greedy and beam search
 (sacreBLEU BLEU and chrF), and writes `model.keras`, tokenizers and vocabularies,
-`serving/`, `metrics.json`, `bleu_by_length.{png,tsv,md}`, `attention_*.png` and TensorBoard logs into `--out` (default `saved_models/<recipe>/`).
+`serving/`, `metrics.json`, `bleu_by_length.{png,tsv,md}`, `attention_*.png` and TensorBoard
+logs into `--out` (default `saved_models/<recipe>/`).
 """
 
 from zoo.workflow.arguments import (

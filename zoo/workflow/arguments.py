@@ -46,7 +46,8 @@ Output (--out): model.keras (best by --validation-metric), model.averaged.keras 
 of the last checkpoints; translator.json's "model_file" names the one delivered),
 source_tokenizer/, target_tokenizer/, vocab.<lang>.txt, serving/ (SavedModel: translate
 strings without zoo), metrics.json, translations.<split>.{greedy,beam}.txt,
-bleu_by_length.{png,tsv,md}, attention_*.png, logs/ (TensorBoard: tensorboard --logdir <out>/logs), checkpoints/.
+bleu_by_length.{png,tsv,md}, attention_*.png, logs/ (TensorBoard: tensorboard --logdir
+<out>/logs), checkpoints/.
 
 Re-running the same command continues from the last checkpoint (--resume is the default);
 --no-resume starts over in the same folder. Measured results of the defaults and of the

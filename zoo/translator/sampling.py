@@ -1,0 +1,89 @@
+"""`Sampling`: the `Translator`'s sampled translations (`sample`), through one traced
+function for every seed, temperature, top_k and top_p."""
+
+import threading
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from zoo.checks import check_int
+from zoo.search import check_sampling
+from zoo.translation import as_text
+from zoo.translator import graph
+
+SAMPLING_SIGNATURE = [
+    tf.TensorSpec([None], tf.string, name="sentences"),
+    tf.TensorSpec([], tf.float32, name="temperature"),
+    tf.TensorSpec([], tf.int32, name="top_k"),
+    tf.TensorSpec([], tf.float32, name="top_p"),
+]
+
+
+class Sampling:
+    """The `Translator`'s sampling methods. A class that uses it has `target_tokenizer`,
+    `_function(key, body, signature)` and `_run(sentences, batch_size, progress, make)` (the
+    `Translator`'s), and calls `_init_sampling()` when made."""
+
+    def _init_sampling(self):
+        # The draws come from one SeedGenerator, which each call of `sample` sets from its
+        # seed: one call at a time.
+        self._seed_generator = keras.random.SeedGenerator(0, name="sample_seed")
+        self._sample_lock = threading.Lock()
+
+    def graph_sample(self, sentences, seed, temperature=1.0, top_k=None, top_p=None):
+        """One translation drawn per `tf.string` sentence (B,) from the `SeedGenerator`
+        `seed`, in the graph (`zoo.translator.graph.draw`); temperature, top_k and top_p
+        are numbers or scalar tensors (`zoo.search.sampling.shaped_logits`)."""
+        return graph.draw(self, sentences, seed, temperature, top_k, top_p)
+
+    def sample(
+        self, sentences, temperature=1.0, top_k=None, top_p=None, seed=None, batch_size=None,
+        progress=False,
+    ):  # fmt: skip
+        """One translation drawn at random per sentence (a list of str, in input order):
+        temperature, top-k and top-p sampling as in `zoo.search.sample`, the usual way to
+        make synthetic sources for back-translation (module docstring of `zoo.search`).
+
+        Args:
+            sentences: list of source sentences.
+            temperature: > 0; below 1 sharper, above 1 flatter than the model (below
+                `zoo.search.sampling.ARGMAX_TEMPERATURE`, the most likely token).
+            top_k: draw from the k most likely tokens only (None: all).
+            top_p: draw from the nucleus holding probability p, in (0, 1] (None: all).
+            seed: an int makes the call reproducible: the same sentences, seed and
+                batch size give the same translations (None: fresh draws).
+            batch_size, progress: as for `translate`.
+        """
+        check_sampling(temperature, top_k, top_p)
+        seed = check_int(None, "seed", seed, minimum=0, allow_none=True)
+        vocab = self.target_tokenizer.vocab_size
+        settings = (  # as the traced function takes them: float32, int32, float32
+            np.float32(min(float(temperature), float(np.finfo(np.float32).max))),
+            np.int32(vocab if top_k is None else min(top_k, vocab)),  # V: no cut
+            np.float32(1.0 if top_p is None else top_p),
+        )
+
+        def make():
+            function = self.sample_function()
+            return lambda strings: function(strings, *settings)
+
+        with self._sample_lock:
+            if seed is None:
+                seed = int(np.random.default_rng().integers(2**31))
+            state = self._seed_generator.state
+            state.assign(np.array([seed, 0], state.dtype))  # as SeedGenerator(seed) starts
+            _, outputs = self._run(sentences, batch_size, progress, make)
+        return [as_text(out["translation"]) for out in outputs]
+
+    def sample_function(self):
+        """The `tf.function` `(sentences, temperature, top_k, top_p) -> dict` that `sample`
+        runs (`graph_sample` drawing from this translator's `SeedGenerator`, which `sample`
+        sets from its seed), traced once for every seed and setting. A `top_k` of the
+        vocabulary size and a `top_p` of 1 cut nothing."""
+        generator = self._seed_generator
+
+        def body(sentences, temperature, top_k, top_p):
+            return self.graph_sample(sentences, generator, temperature, top_k, top_p)
+
+        return self._function(("sample",), body, SAMPLING_SIGNATURE)
