@@ -196,7 +196,9 @@ def test_tensor_settings_shape_and_draw_as_numbers_do(chain):
         np.testing.assert_array_equal(
             shaped_logits(logits, **tensors), shaped_logits(logits, **options)
         )
-    np.testing.assert_array_equal(shaped_logits(logits, top_k=tf.constant(9)), shaped_logits(logits))
+    np.testing.assert_array_equal(
+        shaped_logits(logits, top_k=tf.constant(9)), shaped_logits(logits)
+    )
     sources = np.tile(np.array([[4, 5]], "int32"), (50, 1))
     for options in ({"top_k": 2}, {"top_p": 0.6, "temperature": 0.8}):
         tensors = {
