@@ -1,0 +1,171 @@
+"""Tests of zoo.export.litert: the .tflite translator (model and search converted to TFLite
+builtins) against the Translator, its quantized files, and the files beside it."""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+from translator_toy import MIXED, toy_translator
+
+from zoo.constants import END_ID
+from zoo.export.litert import export_litert, sidecar
+from zoo.export.litert_translator import LiteRTTranslator
+from zoo.models import build
+from zoo.translator import Translator
+
+SENTENCES = [
+    "Ein Hund rennt.",
+    "Zwei Männer lachen im Park.",
+    "Eine Frau sitzt auf einer Bank und liest ein Buch.",
+    "Kinder.",
+    "Ein kleiner Junge spielt mit einem roten Ball auf der grünen Wiese neben dem Haus.",
+    *MIXED,
+]
+
+
+def writing(model):
+    """`model` with an output layer of unit normal weights and no bias (as
+    `export_toy.writing_toy`): greedy and beam search then write outputs of many lengths
+    (an untrained model's end at once or run to the length limit)."""
+    decoder = model.get_layer("decoder")
+    kernel, bias = decoder.weights[-2:]
+    assert kernel.shape[-1] == bias.shape[0] == decoder.vocab_size, (kernel.path, bias.path)
+    rng = np.random.default_rng(0)
+    kernel.assign(rng.normal(size=kernel.shape).astype("float32"))
+    bias.assign(np.zeros(bias.shape, "float32"))
+    return model
+
+
+def translator_ids(translator, beam_size, sentences):
+    """(source rows, target rows without END) of the Translator's graph, one per sentence."""
+    out = translator.translate_function(beam_size, attention=False)(tf.constant(sentences))
+    sources = [
+        row[:n].tolist()
+        for row, n in zip(out["source_ids"].numpy(), out["source_lengths"].numpy(), strict=True)
+    ]
+    targets = []
+    for row, n in zip(out["target_ids"].numpy(), out["target_lengths"].numpy(), strict=True):
+        kept = row[:n].tolist()
+        targets.append(kept[:-1] if kept and kept[-1] == END_ID else kept)
+    return sources, targets
+
+
+@pytest.fixture(scope="module")
+def translators():
+    made = {}
+    for preset in ("bahdanau_rnnsearch", "luong_local_p_general"):
+        translator = toy_translator(preset, beam_size=3, length_penalty=2.0)
+        writing(translator.model)
+        made[preset] = translator
+    return made
+
+
+CASES = [
+    ("bahdanau_rnnsearch", "greedy", 1),
+    ("bahdanau_rnnsearch", "beam", 3),
+    ("luong_local_p_general", "greedy", 2),
+    pytest.param("luong_local_p_general", "beam", 1, marks=pytest.mark.slow),
+]
+
+
+@pytest.mark.parametrize("preset,search,batch_size", CASES)
+def test_float32_file_gives_the_translators_ids(translators, tmp_path, preset, search, batch_size):
+    translator = translators[preset]
+    beam_size = 1 if search == "greedy" else 3
+    path = export_litert(
+        translator, tmp_path / "model.tflite", search=search, batch_size=batch_size
+    )
+    sources, expected = translator_ids(translator, beam_size, SENTENCES)
+    lite = LiteRTTranslator(path)
+    assert lite.translate_ids(sources) == expected
+    lengths = {len(ids) for ids in expected}
+    assert len(lengths) > 2 and max(lengths) > 3  # real translations of several lengths
+    # Strings in, strings out through the tokenizers saved beside the file.
+    assert lite.translate(SENTENCES) == translator.translate(SENTENCES, beam_size=beam_size)
+    metadata = json.loads(open(sidecar(path, "json"), encoding="utf-8").read())
+    assert metadata["search"] == search and metadata["beam_size"] == beam_size
+    assert metadata["batch_size"] == batch_size and metadata["quantize"] == "none"
+
+
+def test_quantized_files_are_smaller_and_translate(tmp_path):
+    # Wide layers, so that the weights dominate the file (the graph is about 0.2 MB).
+    base = toy_translator("bahdanau_rnnsearch")
+    keras.utils.set_random_seed(0)
+    model = build(
+        "bahdanau_rnnsearch",
+        size="tiny",
+        source_vocab_size=base.source_tokenizer.vocab_size,
+        target_vocab_size=base.target_tokenizer.vocab_size,
+        embedding_dim=128,
+        encoder_units=256,
+        units=256,
+    )
+    writing(model)
+    translator = Translator(model, base.source_tokenizer, base.target_tokenizer, length_penalty=0)
+    sizes, outputs = {}, {}
+    for quantize in ("none", "float16", "int8"):
+        path = export_litert(translator, tmp_path / f"{quantize}.tflite", quantize=quantize)
+        sizes[quantize] = os.path.getsize(path)
+        outputs[quantize] = LiteRTTranslator(path).translate(SENTENCES[:4])
+    assert sizes["float16"] <= 0.55 * sizes["none"], sizes
+    assert sizes["int8"] <= 0.30 * sizes["none"], sizes
+    assert outputs["none"] == translator.translate(SENTENCES[:4], beam_size=1)
+    for quantize in ("float16", "int8"):  # rounding may change a token of junk output
+        assert len(outputs[quantize]) == 4 and all(isinstance(t, str) for t in outputs[quantize])
+    assert outputs["float16"] == outputs["none"]  # float16 weights: float32 arithmetic
+
+
+RUNNER = textwrap.dedent(
+    """
+    import json, sys
+    import numpy as np
+    from ai_edge_litert.interpreter import Interpreter
+
+    path, rows = sys.argv[1], json.loads(sys.argv[2])
+    runner = Interpreter(model_path=path).get_signature_runner()
+    out = []
+    for row in rows:
+        result = runner(source_ids=np.array([row or [0]], np.int32))
+        out.append(result["ids"][0, : result["lengths"][0]].tolist())
+    print(json.dumps({"ids": out, "modules": sorted(m for m in ("zoo", "tensorflow") if m in sys.modules)}))
+    """
+)
+
+
+def test_the_file_runs_without_zoo_or_tensorflow(translators, tmp_path):
+    pytest.importorskip("ai_edge_litert")
+    translator = translators["bahdanau_rnnsearch"]
+    path = export_litert(translator, tmp_path / "greedy.tflite")
+    sources, expected = translator_ids(translator, 1, SENTENCES[:3])
+    done = subprocess.run(
+        [sys.executable, "-c", RUNNER, str(path), json.dumps(sources)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report["modules"] == []
+    assert [ids[:-1] for ids in report["ids"]] == expected
+    assert all(ids[-1] == END_ID for ids in report["ids"])
+
+
+def test_bad_arguments_are_refused(translators, tmp_path):
+    translator = translators["bahdanau_rnnsearch"]
+    with pytest.raises(ValueError, match="quantize must be one of none, float16, int8"):
+        export_litert(translator, tmp_path / "m.tflite", quantize="int4")
+    with pytest.raises(ValueError, match="search must be one of greedy, beam"):
+        export_litert(translator, tmp_path / "m.tflite", search="sample")
+    with pytest.raises(ValueError, match="beam size 1"):
+        export_litert(translator, tmp_path / "m.tflite", beam_size=4)
+    with pytest.raises(ValueError, match="beam_size >= 2"):
+        export_litert(translator, tmp_path / "m.tflite", search="beam", beam_size=1)
+    with pytest.raises(ValueError, match="no such .tflite file"):
+        LiteRTTranslator(tmp_path / "missing.tflite")
+    assert not list(tmp_path.iterdir())

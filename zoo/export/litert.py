@@ -1,0 +1,179 @@
+"""`export_litert`: a translator's model and search as one LiteRT (TFLite) file.
+
+The `.tflite` file holds the encoder, the decoder's step function and the whole search loop
+(greedy, or beam search with the beam size chosen at export), converted to TFLite builtin
+operators only: it runs in `ai_edge_litert`'s interpreter (or `tf.lite.Interpreter`) with
+neither zoo nor TensorFlow installed. Its one signature, `serving_default`:
+
+    inputs   source_ids (batch_size, Ts) int32: the source tokens' ids, right-padded
+             with PAD (0); Ts is dynamic (`Interpreter.resize_tensor_input`), at least 1.
+    outputs  ids (batch_size, T) int32: the translation's ids, END (2) then PAD after it;
+             lengths (batch_size,) int32: tokens up to and with END;
+             scores (batch_size,) float32: the search's ranking score.
+
+The batch size is fixed at export (`batch_size`, default 1): the encoder's recurrence keeps
+its steps in TensorArrays, which TFLite's converter lowers only with a known element shape,
+batch included. A runner pads a short batch with rows of PAD, which translate to END alone.
+
+The tokenizers stay outside the file (TFLite has no builtin operators for the Unicode
+normalisation and SentencePiece): they are saved beside it, `<stem>.source_tokenizer/` and
+`<stem>.target_tokenizer/` (zoo tokenizer folders, e.g. `sentencepiece.model` that the
+`sentencepiece` package reads), with the export's settings in `<stem>.json`.
+
+Weights (`quantize`): "none" keeps float32; "float16" stores them as float16 (about half the
+size), dequantized to float32 when the interpreter loads the model; "int8" is dynamic-range
+quantization (int8 weights, about a quarter of the size; activations quantized on the fly
+where a kernel supports it). docs/serving.md, "LiteRT (TFLite)", shows a runner;
+`zoo.export.LiteRTTranslator` is one.
+"""
+
+import os
+import tempfile
+
+from zoo.checks import check_int
+from zoo.json_files import write_json
+from zoo.search.compile import padded_search
+from zoo.search.settings import SearchSettings
+
+QUANTIZATIONS = ("none", "float16", "int8")
+SEARCHES = ("greedy", "beam")
+OUTPUT_NAMES = ("ids", "lengths", "scores")
+SOURCE_TOKENIZER = "source_tokenizer"
+TARGET_TOKENIZER = "target_tokenizer"
+FORMAT_VERSION = 1
+
+
+def sidecar(path, name):
+    """The file or folder `name` written beside the `.tflite` file `path`:
+    `<stem>.<name>` (e.g. `model.json`, `model.source_tokenizer`)."""
+    root, _ = os.path.splitext(os.fspath(path))
+    return f"{root}.{name}"
+
+
+def check_choice(name, value, choices):
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {', '.join(choices)}; received {value!r}.")
+    return value
+
+
+def search_graph(model, settings, batch_size):
+    """The search as a `tf.function` of `source_ids (batch_size, None) int32` returning the
+    dict of `OUTPUT_NAMES` (the module docstring's outputs)."""
+    import tensorflow as tf
+
+    spec = tf.TensorSpec((batch_size, None), tf.int32, name="source_ids")
+
+    @tf.function(input_signature=[spec], autograph=False)
+    def run(source_ids):
+        # All rows run every step (skip_ended=False, as the XLA search): the number of rows
+        # computed then stays fixed, which the converted loop needs.
+        padded = padded_search(model, source_ids, settings, skip_ended=False)
+        return {
+            "ids": tf.cast(padded["ids"], tf.int32),
+            "lengths": tf.cast(padded["lengths"], tf.int32),
+            "scores": tf.cast(padded["scores"], tf.float32),
+        }
+
+    return run
+
+
+def convert(function, quantize="none"):
+    """The `.tflite` bytes of a `tf.function` with an input signature (variables frozen
+    into constants, TFLite builtin operators only, weights as `quantize` says)."""
+    import tensorflow as tf
+    from absl import logging as absl_logging
+    from tensorflow.python.framework.convert_to_constants import (
+        convert_variables_to_constants_v2,
+    )
+
+    check_choice("quantize", quantize, QUANTIZATIONS)
+    concrete = function.get_concrete_function()
+    # Frozen first: the converter leaves variables read inside a while loop's body as
+    # resource reads, which the interpreter cannot resolve. Control flow stays v2 (WHILE).
+    frozen = convert_variables_to_constants_v2(concrete, lower_control_flow=False)
+    spec = concrete.structured_input_signature[0][0]
+    names = sorted(concrete.structured_outputs)
+
+    @tf.function(input_signature=[spec], autograph=False)
+    def named(source_ids):  # the frozen graph's flat outputs under their names again
+        flat = frozen(source_ids)
+        return dict(zip(names, flat, strict=True))
+
+    verbosity = absl_logging.get_verbosity()  # quiet: the frozen graph has no gradients
+    absl_logging.set_verbosity(absl_logging.ERROR)
+    try:
+        return _convert_frozen(named, quantize)
+    finally:
+        absl_logging.set_verbosity(verbosity)
+
+
+def _convert_frozen(named, quantize):
+    import tensorflow as tf
+
+    with tempfile.TemporaryDirectory() as folder:  # a SavedModel keeps the signature's names
+        module = tf.Module()
+        module.named = named
+        options = tf.saved_model.SaveOptions(experimental_custom_gradients=False)
+        tf.saved_model.save(module, folder, named.get_concrete_function(), options=options)
+        converter = tf.lite.TFLiteConverter.from_saved_model(folder)
+        converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS]
+        if quantize == "float16":
+            converter.optimizations = [tf.lite.Optimize.DEFAULT]
+            converter.target_spec.supported_types = [tf.float16]
+        elif quantize == "int8":
+            converter.optimizations = [tf.lite.Optimize.DEFAULT]
+        return converter.convert()
+
+
+def export_litert(translator, path, quantize="none", search="greedy", beam_size=None, batch_size=1):
+    """Writes `translator`'s model and search as a `.tflite` file (module docstring).
+
+    Args:
+        translator: a `zoo.translator.Translator` (e.g. `Translator.from_directory(DIR)`):
+            its model, tokenizers and search settings (length penalty, coverage penalty,
+            length limits).
+        path: the `.tflite` file to write; `<stem>.json`, `<stem>.source_tokenizer/` and
+            `<stem>.target_tokenizer/` are written beside it.
+        quantize: "none" (float32 weights), "float16" or "int8" (dynamic range).
+        search: "greedy" or "beam".
+        beam_size: beam search's K (default: the translator's); with "greedy" it must be
+            None or 1.
+        batch_size: the sentences of one call (the input's fixed first dimension).
+
+    Returns:
+        `path`.
+    """
+    check_choice("quantize", quantize, QUANTIZATIONS)
+    check_choice("search", search, SEARCHES)
+    batch_size = check_int(None, "batch_size", batch_size)
+    if search == "greedy":
+        if beam_size not in (None, 1):
+            raise ValueError(f"search='greedy' has beam size 1; received beam_size={beam_size!r}.")
+        beam_size = 1
+    else:
+        beam_size = translator.setting("beam_size", beam_size)
+        if beam_size < 2:
+            raise ValueError(
+                f"search='beam' needs beam_size >= 2 (1 is search='greedy'); received {beam_size}."
+            )
+    search_settings = translator.search_settings()
+    settings = SearchSettings(beam_size=beam_size, return_attention=False, **search_settings)
+    data = convert(search_graph(translator.model, settings, batch_size), quantize)
+    path = os.fspath(path)
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path, "wb") as f:
+        f.write(data)
+    translator.source_tokenizer.save(sidecar(path, SOURCE_TOKENIZER))
+    translator.target_tokenizer.save(sidecar(path, TARGET_TOKENIZER))
+    metadata = dict(
+        format_version=FORMAT_VERSION,
+        search=search,
+        beam_size=beam_size,
+        batch_size=batch_size,
+        quantize=quantize,
+        **search_settings,
+        inputs=["source_ids"],
+        outputs=list(OUTPUT_NAMES),
+    )
+    write_json(sidecar(path, "json"), metadata)
+    return path

@@ -1,0 +1,128 @@
+"""`LiteRTTranslator`: translates with a `.tflite` file written by `zoo.export.export_litert`."""
+
+import json
+import os
+
+import numpy as np
+
+from zoo.checks import check_int
+from zoo.constants import END_ID, PAD_ID
+from zoo.export.litert import FORMAT_VERSION, SOURCE_TOKENIZER, TARGET_TOKENIZER, sidecar
+from zoo.translation import as_text, check_sentences, run_in_batches
+
+
+def make_interpreter(path, num_threads=None):
+    """A LiteRT interpreter of `path`: `ai_edge_litert`'s where installed (the `litert`
+    extra), else TensorFlow's `tf.lite.Interpreter` (the same runtime)."""
+    try:
+        from ai_edge_litert.interpreter import Interpreter
+    except ImportError:
+        import tensorflow as tf
+
+        Interpreter = tf.lite.Interpreter
+    return Interpreter(model_path=os.fspath(path), num_threads=num_threads)
+
+
+class LiteRTTranslator:
+    """Translates lists of sentences with a `.tflite` translator and the tokenizers beside it.
+
+    Args:
+        path: the `.tflite` file (`export_litert`), with `<stem>.json`,
+            `<stem>.source_tokenizer/` and `<stem>.target_tokenizer/` beside it.
+        num_threads: the interpreter's CPU threads (None: its default).
+
+    `translate_ids(rows)` runs the file on lists of source ids; `translate(sentences)`
+    tokenizes with the zoo tokenizers, sorts by length and batches as the `Translator` does,
+    and returns the texts in input order.
+
+    Example:
+        >>> lite = LiteRTTranslator("model.tflite")  # doctest: +SKIP
+        >>> lite.translate(["Ein Hund rennt."])  # doctest: +SKIP
+        ['A dog is running.']
+    """
+
+    def __init__(self, path, num_threads=None):
+        from zoo.text import load_tokenizer
+
+        path = os.fspath(path)
+        if not os.path.isfile(path):
+            raise ValueError(f"{path}: no such .tflite file.")
+        metadata_path = sidecar(path, "json")
+        if not os.path.isfile(metadata_path):
+            raise ValueError(
+                f"{metadata_path} is missing: the settings export_litert writes beside {path}."
+            )
+        with open(metadata_path, encoding="utf-8") as f:
+            self.metadata = json.load(f)
+        if self.metadata.get("format_version") != FORMAT_VERSION:
+            raise ValueError(
+                f"{metadata_path}: expected format_version {FORMAT_VERSION}, received "
+                f"{self.metadata.get('format_version')!r}."
+            )
+        self.path = path
+        self.batch_size = int(self.metadata["batch_size"])
+        self.source_tokenizer = load_tokenizer(sidecar(path, SOURCE_TOKENIZER))
+        self.target_tokenizer = load_tokenizer(sidecar(path, TARGET_TOKENIZER))
+        self.interpreter = make_interpreter(path, num_threads)
+        self.runner = self.interpreter.get_signature_runner()
+
+    def run(self, source_ids):
+        """The file's outputs (ids, lengths, scores as NumPy arrays) on (b, Ts) int32
+        `source_ids`, b at most the batch size (the rest padded with rows of PAD)."""
+        source_ids = np.asarray(source_ids, np.int32)
+        count = source_ids.shape[0]
+        if not 1 <= count <= self.batch_size:
+            raise ValueError(f"a call takes 1 to {self.batch_size} rows; received {count}.")
+        width = max(source_ids.shape[1], 1)
+        batch = np.full((self.batch_size, width), PAD_ID, np.int32)
+        batch[:count, : source_ids.shape[1]] = source_ids
+        outputs = self.runner(source_ids=batch)
+        return {key: np.asarray(value)[:count] for key, value in outputs.items()}
+
+    def translate_ids(self, rows):
+        """Per row of source ids (a list of int, no START/END), the translation's ids up to
+        and without END (a list of int); rows searched `batch_size` at a time, in order."""
+        rows = [list(map(int, row)) for row in rows]
+        results = []
+        for start in range(0, len(rows), self.batch_size):
+            chunk = rows[start : start + self.batch_size]
+            width = max(1, *(len(row) for row in chunk))
+            ids = np.full((len(chunk), width), PAD_ID, np.int32)
+            for i, row in enumerate(chunk):
+                ids[i, : len(row)] = row
+            out = self.run(ids)
+            for row_ids, length in zip(out["ids"], out["lengths"], strict=True):
+                kept = [int(t) for t in row_ids[: int(length)]]
+                results.append(kept[:-1] if kept and kept[-1] == END_ID else kept)
+        return results
+
+    def translate(self, sentences, batch_size=None, progress=False):
+        """Translates `sentences` (a list of str); returns a list of str, in input order.
+
+        Sentences are sorted by length and searched `batch_size` at a time (at most, and by
+        default, the file's batch size), as `zoo.translation.run_in_batches` runs them."""
+        sentences = check_sentences(sentences)
+        batch_size = check_int(None, "batch_size", batch_size or self.batch_size)
+        batch_size = min(batch_size, self.batch_size)
+        if not sentences:
+            return []
+        ragged = self.source_tokenizer.tokenize(sentences)
+        rows = [row.tolist() for row in ragged.numpy()]
+        lengths = [len(row) for row in rows]
+
+        def call(strings, start):
+            ids = self.translate_ids(rows_of[start : start + len(strings)])
+            return {"translation": self.detokenize(ids)}
+
+        order = sorted(range(len(rows)), key=lambda i: -lengths[i])
+        rows_of = [rows[i] for i in order]  # run_in_batches' sorted order
+        outputs = run_in_batches(sentences, batch_size, call, progress, lengths)
+        return [as_text(out["translation"]) for out in outputs]
+
+    def detokenize(self, ids):
+        """Lists of target ids -> a NumPy array of UTF-8 bytes, one per list."""
+        width = max([1, *(len(row) for row in ids)])
+        dense = np.full((len(ids), width), PAD_ID, np.int32)
+        for i, row in enumerate(ids):
+            dense[i, : len(row)] = row
+        return self.target_tokenizer.detokenize(dense).numpy()
