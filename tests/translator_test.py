@@ -288,6 +288,7 @@ def test_sampling_traces_once_for_every_seed_and_setting(translator):
     assert len({tuple(drawn[s]) for s in range(0, 60, 4)}) > 1  # the seeds draw differently
     greedy = translator.translate(sentences, beam_size=1)
     assert all(drawn[s] == greedy for s in range(3, 60, 4))  # temperature 1e-320: arg-max
+    assert translator.sample(sentences, top_p=1e-300, seed=1) == greedy  # the top token
     # The same draws as the search's own sampler with SeedGenerator(seed), on the batch
     # the translator runs: its sentences sorted longest first.
     counts = translator.source_lengths(sentences)
