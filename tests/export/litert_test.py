@@ -169,3 +169,34 @@ def test_bad_arguments_are_refused(translators, tmp_path):
     with pytest.raises(ValueError, match="no such .tflite file"):
         LiteRTTranslator(tmp_path / "missing.tflite")
     assert not list(tmp_path.iterdir())
+
+
+def test_export_command_writes_the_file(translators, tmp_path, capsys):
+    from zoo import cli
+
+    translator = translators["bahdanau_rnnsearch"]
+    folder = translator.save(tmp_path / "folder", serving=False)
+    out = tmp_path / "beam.tflite"
+    argv = ["export", str(folder), "--format", "tflite", "--search", "beam", "--out", str(out)]
+    assert cli.main([*argv, "--quantize", "none", "--beam-size", "2", "--batch-size", "2"]) == 0
+    assert str(out) in capsys.readouterr().out
+    lite = LiteRTTranslator(out)
+    assert lite.metadata["beam_size"] == 2 and lite.metadata["batch_size"] == 2
+    assert lite.translate(SENTENCES[:5]) == translator.translate(SENTENCES[:5], beam_size=2)
+    # Usage errors, before any work: exit status 2 and one message.
+    for wrong in (
+        ["--out", str(tmp_path / "model.bin")],
+        ["--out", str(tmp_path / "x.tflite"), "--beam-size", "3"],
+        ["--out", str(tmp_path / "missing" / "x.tflite")],
+    ):
+        with pytest.raises(SystemExit) as exited:
+            cli.main(["export", str(folder), *wrong])
+        assert exited.value.code == 2, wrong
+    errors = capsys.readouterr().err
+    assert (
+        "--out must name a .tflite file" in errors and "--beam-size is for --search beam" in errors
+    )
+    assert "does not exist" in errors
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        ["folder", "beam.tflite", "beam.json", "beam.source_tokenizer", "beam.target_tokenizer"]
+    )

@@ -22,6 +22,7 @@ from zoo.cli.aer import run_aer
 from zoo.cli.average import run_average
 from zoo.cli.compare import run_compare
 from zoo.cli.evaluate import run_evaluate
+from zoo.cli.export import run_export
 from zoo.cli.parser import build_parser, parse_arguments
 from zoo.cli.serve import run_serve
 from zoo.cli.translate import run_translate
@@ -44,6 +45,7 @@ COMMANDS = {
     "average": run_average,
     "serve": run_serve,
     "compare": run_compare,
+    "export": run_export,
 }
 
 

@@ -6,6 +6,7 @@ from zoo.cli.aer import add_aer_command
 from zoo.cli.average import add_average_command
 from zoo.cli.compare import add_compare_command
 from zoo.cli.evaluate import add_evaluate_command
+from zoo.cli.export import add_export_command
 from zoo.cli.serve import add_serve_command
 from zoo.cli.translate import add_translate_command
 
@@ -39,6 +40,7 @@ def _parser_and_commands():
     add_average_command(commands)
     add_serve_command(commands)
     add_compare_command(commands)
+    add_export_command(commands)
     commands.add_parser(
         "params",
         help="print the parameter counts of the presets (python -m zoo params --help)",

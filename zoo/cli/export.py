@@ -1,0 +1,87 @@
+"""`python -m zoo export`: a model folder as a LiteRT (TFLite) translator file."""
+
+import os
+import sys
+
+from zoo.checks import positive_int
+from zoo.cli.flags import add_debug_flag, add_model_file_flag, check_output_path, folder_default
+from zoo.errors import UsageError
+from zoo.export.litert import QUANTIZATIONS, SEARCHES, export_litert, sidecar
+from zoo.search.defaults import BEAM_SIZE
+from zoo.workflow.flag_types import library_default
+
+FORMATS = ("tflite",)
+
+
+def add_export_command(commands):
+    export = commands.add_parser(
+        "export",
+        help="write a model folder's model and search as a LiteRT (TFLite) file",
+        description="Convert MODEL_DIR's model, with greedy or beam search inside, to one "
+        ".tflite file of TFLite builtin operators (zoo.export.export_litert): source ids in, "
+        "target ids out, for ai_edge_litert's interpreter without zoo or TensorFlow. The "
+        "tokenizers and the settings are written beside it (FILE's stem + "
+        ".source_tokenizer/, .target_tokenizer/, .json). The SavedModel is MODEL_DIR/serving, "
+        "which training writes. Guide: docs/serving.md, 'LiteRT (TFLite)'.",
+    )
+    export.add_argument("model_dir", metavar="MODEL_DIR", help="a zoo output folder")
+    export.add_argument(
+        "--format", choices=FORMATS, default=FORMATS[0], help="file format (default: %(default)s)"
+    )
+    export.add_argument("--out", required=True, metavar="FILE", help="the .tflite file to write")
+    export.add_argument(
+        "--quantize",
+        choices=QUANTIZATIONS,
+        default=library_default(export_litert, "quantize"),
+        help="weights: none (float32), float16 (half the size) or int8 (dynamic-range "
+        "quantization, a quarter) (default: %(default)s; measured sizes and BLEU: "
+        "bench/RESULTS.md)",
+    )
+    export.add_argument(
+        "--search",
+        choices=SEARCHES,
+        default=library_default(export_litert, "search"),
+        help="the search inside the file (default: %(default)s)",
+    )
+    export.add_argument(
+        "--beam-size",
+        type=positive_int,
+        default=None,
+        help=f"beam search's K, with --search beam ({folder_default(BEAM_SIZE)})",
+    )
+    export.add_argument(
+        "--batch-size",
+        type=positive_int,
+        default=library_default(export_litert, "batch_size"),
+        help="the file's fixed batch: sentences per call, short batches padded "
+        "(default: %(default)s)",
+    )
+    add_model_file_flag(export)
+    add_debug_flag(export)
+
+
+def run_export(args, out=None):
+    """Writes the .tflite file of --out and the files beside it."""
+    from zoo.translator import Translator
+
+    out = sys.stdout if out is None else out
+    path = check_output_path(args.out, "--out")
+    if not path.endswith(".tflite"):
+        raise UsageError(f"--out must name a .tflite file; received {path!r}.")
+    if args.search == "greedy" and args.beam_size not in (None, 1):
+        raise UsageError("--beam-size is for --search beam (greedy search has beam size 1).")
+    translator = Translator.from_directory(args.model_dir, model_file=args.model_file)
+    export_litert(
+        translator,
+        path,
+        quantize=args.quantize,
+        search=args.search,
+        beam_size=args.beam_size,
+        batch_size=args.batch_size,
+    )
+    size = os.path.getsize(path) / 2**20
+    print(f"Wrote {path} ({size:.1f} MiB, {args.quantize} weights, {args.search} search)", file=out)
+    print(
+        f"Settings: {sidecar(path, 'json')}; tokenizers: {sidecar(path, '*_tokenizer')}/", file=out
+    )
+    return 0
