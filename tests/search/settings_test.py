@@ -64,11 +64,11 @@ def test_search_function_with_no_settings_uses_the_library_defaults(model):
 
 def test_signatures_render_the_defaults():
     """`help(search)` shows SearchSettings' fields with the defaults (then `search`'s
-    per-sentence inputs, the prefix); sampling and the samplers take theirs from the same
-    module."""
+    per-sentence inputs, the prefix and the constraints); sampling and the samplers take
+    theirs from the same module."""
     fields = {f.name: f.default for f in dataclasses.fields(SearchSettings)}
     for function, leading, trailing in (
-        (search, ["model", "source_ids"], ["prefix"]),
+        (search, ["model", "source_ids"], ["prefix", "constraints"]),
         (search_function, ["model"], []),
     ):
         parameters = inspect.signature(function).parameters

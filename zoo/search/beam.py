@@ -36,7 +36,7 @@ class BeamSearch(SearchLoop):
         k = self.k
         if self.beta > 0:  # sum of each hypothesis' attention over its steps
             v["coverage"] = ops.zeros((self.rows, self.source_len), dtype="float32")
-        if self.controls.needs_history:  # each alive hypothesis' own tokens (n-gram blocking)
+        if self.keeps_history:  # each alive hypothesis' own tokens (n-gram blocking)
             v["history"] = ops.full((self.rows, self.buffer_len), PAD_ID, dtype="int32")
         v["pool"] = {  # the pool of finished hypotheses: K per sentence
             "rank": ops.full((self.batch, k), NEG_INF, dtype="float32"),
@@ -141,7 +141,7 @@ class BeamSearch(SearchLoop):
         }
         if coverage is not None:
             out["coverage"] = ops.take(coverage, parents, axis=0)
-        if self.controls.needs_history:
+        if self.keeps_history:
             history = ops.take(v["history"], parents, axis=0)
             out["history"] = ops.slice_update(history, [0, t], tokens[:, None])
         out.update(self.record(v, t, tokens, parents, dead, weights))

@@ -187,14 +187,18 @@ class StepControls:
             blocked = ops.where(forcing[:, None], only, blocked)
         return blocked
 
-    def top_k(self, logits, k, vocab_size, t, history=None, rows=None):
+    def top_k(self, logits, k, vocab_size, t, history=None, rows=None, extra_ids=None):
         """The step's k best allowed tokens under the controls: `top_k_allowed` on the
         masked logits, with each token's log-probability under the model.
 
-        Returns (values (R, k), ids (R, k), end_value (R, 1)): log-probabilities (-inf for
-        a forbidden token), ids, and END's log-probability (-inf when forbidden)."""
+        Returns (values (R, k), ids (R, k), end_value (R, 1), extra (R, E) or None):
+        log-probabilities (-inf for a forbidden token), ids, END's log-probability (-inf
+        when forbidden), and those of the tokens `extra_ids` (R, E) when given."""
         log_norm = ops.logsumexp(logits, axis=-1, keepdims=True)
         masked = ops.where(self.blocked(t, vocab_size, history, rows), NEG_INF, logits)
         _, top_ids, _ = top_k_allowed(masked, k, vocab_size)
         top_values = ops.take_along_axis(masked, top_ids, axis=1) - log_norm
-        return top_values, top_ids, masked[:, END_ID : END_ID + 1] - log_norm
+        extra = None
+        if extra_ids is not None:
+            extra = ops.take_along_axis(masked, extra_ids, axis=1) - log_norm
+        return top_values, top_ids, masked[:, END_ID : END_ID + 1] - log_norm, extra

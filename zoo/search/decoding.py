@@ -5,12 +5,14 @@
 The parts: `settings` (the settings, checked once), `loop` (what greedy and beam share: the
 encoded source, the decoder step, the length limits), `greedy` and `beam` (the two loops),
 `top_k` (the chunked top-k of a step), `controls` (the decoding controls and the forced
-prefix: what a step may emit), `penalties` (GNMT's length and coverage penalties),
+prefix: what a step may emit), `constraints` (lexically constrained beam search),
+`penalties` (GNMT's length and coverage penalties),
 `compile` (the fixed-size buffers, the compiled and traced searches).
 """
 
 from zoo.search import defaults
 from zoo.search.compile import compiled_search, empty_result, padded_search, trim
+from zoo.search.constraints import check_constraints, constrained_search
 from zoo.search.controls import check_prefix
 from zoo.search.settings import SearchSettings, check_model, check_source
 
@@ -30,6 +32,7 @@ def search(
     ban_unknown=defaults.BAN_UNKNOWN,
     no_repeat_ngram_size=defaults.NO_REPEAT_NGRAM_SIZE,
     prefix=None,
+    constraints=None,
 ):
     """Translates a batch of source sentences with greedy (`beam_size=1`) or beam search.
 
@@ -52,6 +55,12 @@ def search(
             `--prefix-size`), and a sentence's length limit is at least its prefix's
             length + 1. A sentence without one translates exactly as without `prefix`
             (`zoo.search.controls`).
+        constraints: None, or the target phrases each output must contain, per sentence:
+            a list of B lists of phrases (each a list of ids; an empty list for a sentence
+            without constraints), or a (B, C, L) int array padded with PAD_ID. Beam search
+            with dynamic beam allocation (Post & Vilar 2018, `zoo.search.constraints`);
+            every output holds every phrase, and a sentence without constraints translates
+            exactly as without them.
     Returns:
         a `SearchResult` (ids, scores, attention, lengths, log_probs); see its docstring.
         With `n_best=n` every field has an axis of n after the batch: ids (B, n, T),
@@ -82,11 +91,14 @@ def search(
     check_model(model)
     source_ids = check_source(source_ids)
     prefix = check_prefix(prefix, source_ids.shape[0])
+    constraints = check_constraints(constraints, source_ids.shape[0])
     if source_ids.shape[0] == 0:  # known to be empty (eagerly): nothing to search
         return empty_result(
             source_ids, n_best=settings.n_best, return_attention=settings.return_attention
         )
-    if settings.jit_compile:
+    if constraints is not None:
+        padded = constrained_search(model, source_ids, settings, prefix, constraints)
+    elif settings.jit_compile:
         compiled = compiled_search(model, settings)
         padded = compiled(source_ids) if prefix is None else compiled(source_ids, prefix)
     else:

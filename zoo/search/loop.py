@@ -71,9 +71,14 @@ class SearchLoop:
         stop_early: stop once no alive hypothesis can change the result (beam search).
         skip_ended: compute the output layer only for the rows still extending.
         prefix: None, or (B, P) int32 target ids each output starts with (0 = pad).
+        min_tokens: None, or (tokens, bound): (B,) int32 tokens each output must have room
+            for after its prefix, before END (the constraints'), and an upper bound of them
+            (an int when known): the length limits and the buffers are raised to fit.
     """
 
-    def __init__(self, model, source_ids, settings, stop_early, skip_ended, prefix=None):
+    def __init__(
+        self, model, source_ids, settings, stop_early, skip_ended, prefix=None, min_tokens=None
+    ):
         self.n_best = settings.n_best  # None: the best one, (B, ...); n: the n best, (B, n, ...)
         self.beta = settings.coverage_penalty  # GNMT's coverage penalty (beam search only)
         self.encoder, self.decoder = check_model(model)
@@ -98,20 +103,29 @@ class SearchLoop:
         # A sentence with no source tokens translates to END alone (the empty string).
         max_lengths = ops.where(ops.equal(lengths, 0), 1, max_length(lengths, ratio, offset))
         self.buffer_len = max_length(self.source_len, ratio, offset)
+        # Room before END for the prefix and `min_tokens`: each sentence's limit is at
+        # least their tokens + 1, the buffers at least their bound + 1 (static if known).
+        needed, room = 0, 0
+        if min_tokens is not None:
+            tokens, room = min_tokens
+            needed = ops.cast(tokens, "int32")
         if prefix is not None:
-            # One pad column more, so that every step reads a column; the limit of a
-            # sentence with a prefix of P_b ids is at least P_b + 1 (the prefix and END).
+            # One pad column more, so that every step reads a column.
             prefix = ops.concatenate([prefix, ops.zeros((self.batch, 1), "int32")], axis=1)
-            max_lengths = ops.maximum(max_lengths, prefix_lengths(prefix) + 1)
-            width = ops.shape(prefix)[1]
-            if isinstance(width, int) and isinstance(self.buffer_len, int):
-                self.buffer_len = max(self.buffer_len, width)
+            needed = prefix_lengths(prefix) + needed
+            room = room + ops.shape(prefix)[1] - 1
+        if min_tokens is not None or prefix is not None:
+            max_lengths = ops.maximum(max_lengths, needed + 1)
+            if isinstance(room, int) and isinstance(self.buffer_len, int):
+                self.buffer_len = max(self.buffer_len, room + 1)
             else:
-                self.buffer_len = ops.maximum(self.buffer_len, width)
+                self.buffer_len = ops.maximum(self.buffer_len, room + 1)
+        if prefix is not None:
             prefix = ops.repeat(prefix, self.k, axis=0) if self.k > 1 else prefix
         self.step_limit = ops.max(max_lengths)
         self.row_max_lengths = ops.repeat(max_lengths, self.k, axis=0)  # (BK,)
         self.controls = StepControls(settings, prefix, self.row_max_lengths)
+        self.keeps_history = self.controls.needs_history  # rows' own tokens (beam search)
         self.beam_offsets = ops.arange(self.batch, dtype="int32") * self.k  # (B,)
         # Kernel slices and casts every step reads, made once outside the loop (a decoder
         # without `loop_params` only needs prepare/initial_state/step).
@@ -147,11 +161,18 @@ class SearchLoop:
             return scores / length_penalty_factor(lengths, self.alpha)
         return scores
 
-    def step(self, v):
+    def tokens_per_row(self, n_vocab):
+        """How many best tokens of each row a step keeps: greedy the arg-max, beam search
+        K + 1, so that K non-END ones remain."""
+        return min(1 if self.k == 1 else self.k + 1, n_vocab)
+
+    def step(self, v, extra_ids=None):
         """The decoder step for the active rows: per_beam best allowed tokens of every row.
 
         Returns (top_values (BK, per_beam), top_ids (BK, per_beam), end_value (BK, 1),
-        new_state, weights); rows skipped (inactive, with `skip_ended`) get zeros.
+        new_state, weights); rows skipped (inactive, with `skip_ended`) get zeros. With
+        `extra_ids` (BK, E) int32, also the log-probabilities of those tokens (BK, E) (-inf
+        where the controls forbid them), last.
         """
         options = {} if self.params is None else {"params": self.params}
         live = None
@@ -167,16 +188,20 @@ class SearchLoop:
             n_vocab = getattr(self.decoder, "vocab_size", None)
         if n_vocab is None:
             raise ValueError("search needs the decoder's logits to have a known vocabulary size.")
-        # Greedy: the arg-max. Beam: K + 1 tokens, so that K non-END ones remain.
-        self.per_beam = min(1 if self.k == 1 else self.k + 1, n_vocab)
+        self.per_beam = self.tokens_per_row(n_vocab)
+        extra = None
+        if extra_ids is not None and live is not None:
+            extra_ids = ops.take(extra_ids, live, axis=0)
         if self.controls.active:  # min_length, ban_unknown, n-gram blocking, prefix
             history = self.history(v) if self.controls.needs_history else None
-            top_values, top_ids, end_value = self.controls.top_k(
-                logits, self.per_beam, n_vocab, v["t"], history, live
+            top_values, top_ids, end_value, extra = self.controls.top_k(
+                logits, self.per_beam, n_vocab, v["t"], history, live, extra_ids
             )
         else:
             top_values, top_ids, log_norm = top_k_allowed(logits, self.per_beam, n_vocab)
             end_value = logits[:, END_ID : END_ID + 1] - log_norm  # (R, 1)
+            if extra_ids is not None:
+                extra = ops.take_along_axis(logits, extra_ids, axis=1) - log_norm
         if self.skip_ended:  # back to all BK rows
             at = live[:, None]
             top_values = ops.scatter_update(
@@ -186,6 +211,11 @@ class SearchLoop:
                 ops.zeros((self.rows, self.per_beam), "int32"), at, top_ids
             )
             end_value = ops.scatter_update(ops.zeros((self.rows, 1), "float32"), at, end_value)
+            if extra is not None:
+                width = ops.shape(extra)[1]
+                extra = ops.scatter_update(ops.zeros((self.rows, width), "float32"), at, extra)
+        if extra is not None:
+            return top_values, top_ids, end_value, new_state, weights, extra
         return top_values, top_ids, end_value, new_state, weights
 
     def history(self, v):
