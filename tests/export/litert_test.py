@@ -200,3 +200,21 @@ def test_export_command_writes_the_file(translators, tmp_path, capsys):
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
         ["folder", "beam.tflite", "beam.json", "beam.source_tokenizer", "beam.target_tokenizer"]
     )
+
+
+def test_the_guides_runner_translates_as_the_translator(translators, tmp_path, monkeypatch):
+    """docs/serving.md's runner (sentencepiece and the interpreter only) on sentences of
+    every kind gives LiteRTTranslator's translations, which are the Translator's."""
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "serving.md").read_text("utf-8")
+    section = text.split("## LiteRT (TFLite)", 1)[1]
+    runner = section.split("A runner needs", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+    translator = translators["bahdanau_rnnsearch"]
+    monkeypatch.chdir(tmp_path)
+    export_litert(translator, "lite/bahdanau.tflite")
+    namespace = {}
+    exec(compile(runner, "serving.md", "exec"), namespace)
+    sentences = [*SENTENCES, "\ufeffZwei\u3000Hunde", "ﬁn Ⅻ"]
+    expected = translator.translate(sentences, beam_size=1)
+    assert [namespace["translate"](s) for s in sentences] == expected
