@@ -25,7 +25,10 @@ def in_chunks(function, sentences, lengths, chunk_size):
         the dict `function(sentences)` would return: every output's rows in input order,
         its other axes padded ("" or 0) to the longest chunk's, as one call pads them to
         the longest sentence's. A batch of at most `chunk_size` sentences is one chunk;
-        a larger one is cut into equal chunks (sizes differing by at most one).
+        a larger one of B into n = ceil(B / chunk_size) chunks of ceil(B / n) sentences
+        (the last one smaller). The outputs take the memory one call would (the attention,
+        (B, T, Ts), grows with B times the longest output and source): the search takes a
+        chunk's.
     """
     # Traced once: its outputs' keys, dtypes and ranks make the loop's arrays, and the loop
     # calls the traced function.

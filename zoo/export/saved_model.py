@@ -34,8 +34,8 @@ attends to the first `max_length` source positions only (see `zoo.translator`).
 Every endpoint takes any number of sentences: a batch of none gives outputs of no rows,
 and a batch larger than `chunk_size` (default: the translator's batch size) is searched in
 chunks of sentences of similar lengths inside the graph (`zoo.export.chunks.in_chunks`),
-so that its memory stays that of one chunk; the outputs are those of one call per chunk,
-in input order.
+so that the search's memory stays that of one chunk (the outputs, the attention above all,
+still grow with the batch); the outputs are those of one call per chunk, in input order.
 With `attention=False` the endpoints leave out the three outputs read from the attention
 (`ATTENTION_KEYS`), and the search skips collecting the weights (about 10% faster beam
 search, and a lighter response for a server).
