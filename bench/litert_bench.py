@@ -1,0 +1,214 @@
+"""LiteRT (TFLite) translators beside the SavedModel: file sizes, BLEU and speed.
+
+For a trained output folder (`--model-dir`) and each search (greedy, beam `--beam`), this
+exports the SavedModel (`Translator.export`, text only) and `.tflite` files with float32,
+float16 and int8 (dynamic-range) weights (`zoo.export.litert.export_litert`), then reports
+for each:
+- the file's size (the `.tflite` file; the SavedModel's folder) and its share of float32's;
+- BLEU (sacreBLEU 13a, cased) on Multi30k `--split` (test2016) of the whole split (or
+  `--limit` sentences), through `LiteRTTranslator` on a file of batch `--batch` (64) and
+  through `SavedModelTranslator` at the same batch size, and the difference to the
+  SavedModel;
+- batch-1 latency: the mean and median seconds of one sentence, strings in and strings out,
+  over the first `--latency-sentences` sentences of the split (after one untimed call),
+  through a file exported with batch 1 and through the SavedModel;
+- batch-`--batch` throughput: sentences per second of the BLEU pass (sorted by length
+  and batched as the Translator does; the pass runs once untimed first).
+Timings include tokenizing (the SavedModel tokenizes in its graph, `LiteRTTranslator` with
+the zoo tokenizers) and run on this machine's CPU (`--threads` for the interpreter).
+
+    python bench/litert_bench.py --model-dir saved_models/luong_local_general
+    python bench/litert_bench.py --model-dir runs/tiny --limit 40 --latency-sentences 5
+"""
+
+import argparse
+import json
+import os
+import statistics
+import tempfile
+import time
+
+import common
+
+from zoo.search import defaults as search_defaults
+
+QUANTIZATIONS = ("none", "float16", "int8")
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(
+        description=__doc__.split("\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.add_argument("--model-dir", required=True, help="a trained zoo output folder")
+    p.add_argument(
+        "--searches", default="greedy,beam", help="greedy, beam or both (default: %(default)s)"
+    )
+    p.add_argument(
+        "--beam",
+        type=int,
+        default=search_defaults.BEAM_SIZE,
+        help="beam size of the beam rows (default: %(default)s, zoo.search.defaults)",
+    )
+    p.add_argument(
+        "--quantize",
+        default=",".join(QUANTIZATIONS),
+        help="comma-separated weights of the .tflite files (default: %(default)s)",
+    )
+    p.add_argument(
+        "--batch",
+        type=int,
+        default=search_defaults.BATCH_SIZE,
+        help="batch of the BLEU and throughput pass (default: %(default)s)",
+    )
+    p.add_argument("--split", default="test2016", help="Multi30k split (default: %(default)s)")
+    p.add_argument("--source-lang", default="de", help="(default: %(default)s)")
+    p.add_argument("--target-lang", default="en", help="(default: %(default)s)")
+    p.add_argument(
+        "--limit", type=int, default=None, help="first N sentences of the split (default: all)"
+    )
+    p.add_argument(
+        "--latency-sentences",
+        type=int,
+        default=50,
+        help="sentences timed one at a time for the batch-1 latency (default: %(default)s)",
+    )
+    p.add_argument(
+        "--threads", type=int, default=None, help="interpreter threads (default: its own)"
+    )
+    p.add_argument(
+        "--out-dir",
+        default=None,
+        help="where the files and results.json go (default: bench/out/litert/<folder name>)",
+    )
+    return p.parse_args(argv)
+
+
+def folder_size(path):
+    if os.path.isfile(path):
+        return os.path.getsize(path)
+    return sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(path) for f in fs)
+
+
+def measure(translate, one, sentences, references, latency_sentences):
+    """BLEU and throughput of `translate(sentences)`, latency of `one(sentence)`."""
+    from zoo.evaluation import corpus_scores
+
+    translate(sentences)  # untimed: every length sets up its kernels once
+    start = time.perf_counter()
+    hypotheses = translate(sentences)
+    seconds = time.perf_counter() - start
+    one(sentences[0])
+    times = []
+    for sentence in sentences[:latency_sentences]:
+        start = time.perf_counter()
+        one(sentence)
+        times.append(time.perf_counter() - start)
+    return {
+        "bleu": corpus_scores(hypotheses, references)["bleu"],
+        "sent_per_s": len(sentences) / seconds,
+        "latency_mean_ms": 1000 * statistics.mean(times),
+        "latency_p50_ms": 1000 * statistics.median(times),
+    }
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    from zoo.data import load_corpus
+    from zoo.export import SavedModelTranslator
+    from zoo.export.litert import export_litert
+    from zoo.export.litert_translator import LiteRTTranslator
+    from zoo.translator import Translator
+
+    corpus = load_corpus("multi30k", args.source_lang, args.target_lang, args.split)
+    sentences, references = list(corpus.source), list(corpus.target)
+    if args.limit:
+        sentences, references = sentences[: args.limit], references[: args.limit]
+    name = os.path.basename(os.path.normpath(args.model_dir))
+    out_dir = args.out_dir or str(common.OUT_DIR / "litert" / name)
+    os.makedirs(out_dir, exist_ok=True)
+    translator = Translator.from_directory(args.model_dir)
+    print(f"{args.model_dir}: {translator.model.count_params():,} parameters", flush=True)
+    searches = [s.strip() for s in args.searches.split(",") if s.strip()]
+    quantizations = [q.strip() for q in args.quantize.split(",") if q.strip()]
+    rows = []
+    for search in searches:
+        beam = args.beam if search == "beam" else 1
+        label = "greedy" if beam == 1 else f"beam {beam}"
+        serving = tempfile.mkdtemp(prefix="zoo-litert-bench-")
+        translator.export(serving, beam_size=beam, greedy=False, attention=False)
+        saved = SavedModelTranslator(serving, batch_size=args.batch)
+        row = {"search": label, "format": "SavedModel", "bytes": folder_size(serving)}
+        row.update(
+            measure(
+                lambda s, saved=saved: saved.translate(s),
+                lambda s, saved=saved: saved.translate([s], batch_size=1),
+                sentences,
+                references,
+                args.latency_sentences,
+            )
+        )
+        rows.append(row)
+        reference = row
+        print(f"  {label} SavedModel: BLEU {row['bleu']:.2f}", flush=True)
+        float32_bytes = None
+        for quantize in quantizations:
+            files = {}
+            for batch in (1, args.batch):
+                path = os.path.join(out_dir, f"{search}_{quantize}_batch{batch}.tflite")
+                start = time.perf_counter()
+                export_litert(
+                    translator, path, quantize=quantize, search=search,
+                    beam_size=beam if search == "beam" else None, batch_size=batch,
+                )  # fmt: skip
+                print(f"  exported {path} in {time.perf_counter() - start:.1f} s", flush=True)
+                files[batch] = LiteRTTranslator(path, num_threads=args.threads)
+            size = os.path.getsize(files[1].path)
+            float32_bytes = size if quantize == "none" else float32_bytes
+            row = {"search": label, "format": f"tflite {quantize}", "bytes": size}
+            if float32_bytes:
+                row["share"] = size / float32_bytes
+            row.update(
+                measure(
+                    files[args.batch].translate,
+                    lambda s, lite=files[1]: lite.translate([s]),
+                    sentences,
+                    references,
+                    args.latency_sentences,
+                )
+            )
+            row["bleu_diff"] = row["bleu"] - reference["bleu"]
+            rows.append(row)
+            print(f"  {label} tflite {quantize}: BLEU {row['bleu']:.2f}", flush=True)
+    for row in rows:
+        row["MiB"] = row["bytes"] / 2**20
+    print()
+    print(
+        f"Multi30k {args.split} {args.source_lang}->{args.target_lang}, {len(sentences)} "
+        f"sentences, {args.model_dir}; latency: batch 1, first {args.latency_sentences}; "
+        f"throughput: batch {args.batch}"
+    )
+    print(
+        common.table(
+            rows,
+            [
+                ("search", "search", None),
+                ("format", "format", None),
+                ("MiB", "MiB", "{:.2f}"),
+                ("share", "x float32", "{:.2f}"),
+                ("bleu", "BLEU", "{:.2f}"),
+                ("bleu_diff", "vs SavedModel", "{:+.2f}"),
+                ("latency_mean_ms", "batch-1 ms", "{:.1f}"),
+                ("latency_p50_ms", "p50 ms", "{:.1f}"),
+                ("sent_per_s", f"batch-{args.batch} sent/s", "{:.1f}"),
+            ],
+        )
+    )
+    results = os.path.join(out_dir, "results.json")
+    with open(results, "w", encoding="utf-8") as f:
+        json.dump({"args": vars(args), "rows": rows}, f, indent=2)
+    print(f"results: {results}")
+    return rows
+
+
+if __name__ == "__main__":
+    main()
