@@ -153,3 +153,16 @@ def test_bad_constraints_raise_value_error(constraints, message):
     model = toy_model(seed=2)
     with pytest.raises(ValueError, match=message):
         search(model, SOURCES, beam_size=2, constraints=constraints)
+
+
+@pytest.mark.parametrize("beam_size", [1, 3])
+def test_a_phrase_the_controls_forbid_gives_no_translation(beam_size):
+    model = toy_model(seed=2)
+    constraints = [[[4, 4]], [], [[5]], []]
+    result = search(
+        model, SOURCES, beam_size=beam_size, constraints=constraints, no_repeat_ngram_size=1
+    )
+    assert int(result.lengths[0]) == 0 and float(result.scores[0]) == -np.inf
+    assert np.all(np.asarray(result.ids[0]) == 0)
+    for i in (1, 2, 3):
+        assert int(result.lengths[i]) > 0 and np.isfinite(float(result.scores[i]))

@@ -21,6 +21,10 @@ each sentence's length limit is raised to at least its prefix's and constraints'
 and every output holds every constraint. With a beam wide enough to keep every candidate
 the search is exhaustive: the best output among those that contain every phrase.
 
+The decoding controls apply to constraint tokens too: a phrase they forbid (a repeated word
+under `no_repeat_ngram_size=1`, UNK under `ban_unknown`) cannot be met, and its sentence
+gets no translation (length 0, score -inf).
+
 `beam_size=1` runs this search with one slot (END ends a hypothesis whose best token it is,
 as greedy search does); a sentence without constraints translates exactly as without them.
 """
