@@ -16,7 +16,7 @@ from translator_toy import MIXED, toy_translator
 from zoo.constants import END_ID
 from zoo.export.litert import export_litert, sidecar
 from zoo.export.litert_translator import LiteRTTranslator
-from zoo.models import build
+from zoo.models import build, presets
 from zoo.translator import Translator
 
 SENTENCES = [
@@ -218,3 +218,14 @@ def test_the_guides_runner_translates_as_the_translator(translators, tmp_path, m
     sentences = [*SENTENCES, "\ufeffZwei\u3000Hunde", "ﬁn Ⅻ"]
     expected = translator.translate(sentences, beam_size=1)
     assert [namespace["translate"](s) for s in sentences] == expected
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("preset", presets())
+def test_every_preset_converts_with_the_translators_ids(preset, tmp_path):
+    translator = toy_translator(preset, beam_size=2, length_penalty=2.0)
+    writing(translator.model)
+    for search, beam_size in (("greedy", 1), ("beam", 2)):
+        path = export_litert(translator, tmp_path / f"{search}.tflite", search=search, batch_size=2)
+        sources, expected = translator_ids(translator, beam_size, SENTENCES)
+        assert LiteRTTranslator(path).translate_ids(sources) == expected, search
