@@ -147,6 +147,8 @@ def test_constraints_compiled_and_in_tf_function_match_eager(beam_size):
         ([4, 5, 6, 7], "one list of phrases"),
         (np.zeros((4, 2), "int32"), "shape \\(batch, phrases, phrase_len\\)"),
         (np.zeros((4, 1, 2), "float32"), "integer"),
+        ([[[4]], [], [[9, 4]], []], "below the model's target vocabulary size 7"),
+        ([["dog"], [], [], []], "constraints must hold integer target ids"),
     ],
 )
 def test_bad_constraints_raise_value_error(constraints, message):

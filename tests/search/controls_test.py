@@ -346,6 +346,8 @@ def test_coverage_penalty_and_scores_with_a_prefix():
         (np.zeros((4, 2, 1), "int32"), "shape \\(batch, prefix_len\\)"),
         (np.zeros((4, 2), "float32"), "integer"),
         ([4, 5, 6, 7], "one list of target ids per sentence"),
+        ([[4], [], [7], [5]], "below the model's target vocabulary size 7; received id 7"),
+        (["A dog", "", "", ""], "prefix must hold integer target ids"),
     ],
 )
 def test_bad_prefixes_raise_value_error(prefix, message):

@@ -34,19 +34,20 @@ import weakref
 import numpy as np
 from keras import ops
 
-from zoo.constants import END_ID, PAD_ID, START_ID
+from zoo.constants import END_ID, PAD_ID
 from zoo.search.beam import BeamSearch
+from zoo.search.controls import check_ids
 from zoo.search.loop import map_structure
 from zoo.search.top_k import NEG_INF
 
 
-def check_constraints(constraints, batch=None):
+def check_constraints(constraints, batch=None, vocab_size=None):
     """`constraints` as a (B, C, L) int32 tensor of phrases, 0 = pad (None when no sentence
     has one).
 
     Accepts one list per sentence of phrases, each a list of target ids (or one id), or a
     (B, C, L) int array or tensor. Eagerly, a ValueError for another shape, a batch of
-    another size than `batch`, or ids that are START, END or negative."""
+    another size than `batch`, or ids that are START, END, negative or past `vocab_size`."""
     if constraints is None:
         return None
     if not hasattr(constraints, "shape") or not hasattr(constraints, "dtype"):
@@ -58,7 +59,12 @@ def check_constraints(constraints, batch=None):
                     "constraints must be one list of phrases (lists of target ids) per "
                     f"sentence; received {constraints!r}."
                 )
-            rows = [np.asarray(p, "int64").reshape(-1) for p in sentence]
+            try:
+                rows = [np.asarray(p, "int64").reshape(-1) for p in sentence]
+            except (TypeError, ValueError):
+                raise ValueError(
+                    f"constraints must hold integer target ids; received {constraints!r}."
+                ) from None
             phrases.append([row for row in rows if row.size])
         count = max([len(p) for p in phrases], default=0)
         width = max([row.size for p in phrases for row in p], default=0)
@@ -86,13 +92,7 @@ def check_constraints(constraints, batch=None):
         values = np.asarray(constraints)
     except (TypeError, ValueError, NotImplementedError):  # a symbolic tensor
         values = None
-    if values is not None:
-        bad = values[np.isin(values, (START_ID, END_ID)) | (values < 0)]
-        if bad.size:
-            raise ValueError(
-                f"constraint ids must be target word ids; received id {int(bad[0])} "
-                f"(START_ID={START_ID} and END_ID={END_ID} are not allowed, 0 pads a phrase)."
-            )
+    check_ids(values, "constraints", vocab_size)
     return ops.cast(constraints, "int32")
 
 

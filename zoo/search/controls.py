@@ -27,13 +27,44 @@ from zoo.constants import END_ID, PAD_ID, START_ID, UNK_ID
 from zoo.search.top_k import BANNED, NEG_INF, top_k_allowed
 
 
-def check_prefix(prefix, batch=None):
+def target_vocab_size(model):
+    """The model's target vocabulary size when it can be read (the decoder's `vocab_size`
+    or the logits' last axis), else None."""
+    size = getattr(model.get_layer("decoder"), "vocab_size", None)
+    if size is None:
+        try:
+            size = model.outputs[0].shape[-1]
+        except (AttributeError, IndexError, TypeError, ValueError):
+            return None
+    return None if size is None else int(size)
+
+
+def check_ids(values, name, vocab_size=None):
+    """A ValueError when `values` (a NumPy array of a prefix's or constraints' ids, or None
+    for a symbolic tensor) holds START, END, a negative id or one past the vocabulary."""
+    if values is None or not values.size:
+        return
+    bad = values[np.isin(values, (START_ID, END_ID)) | (values < 0)]
+    if bad.size:
+        raise ValueError(
+            f"{name} ids must be target word ids (or UNK_ID={UNK_ID}), 0 only as padding "
+            f"after them; received id {int(bad[0])} (START_ID={START_ID} and "
+            f"END_ID={END_ID} are not allowed)."
+        )
+    if vocab_size is not None and values.max() >= vocab_size:
+        raise ValueError(
+            f"{name} ids must be below the model's target vocabulary size {vocab_size}; "
+            f"received id {int(values.max())} (ids from another tokenizer?)."
+        )
+
+
+def check_prefix(prefix, batch=None, vocab_size=None):
     """`prefix` as a (B, P) int32 tensor, 0 = pad (None stays None).
 
     Accepts a ragged list of id lists (an empty one: no prefix), a NumPy array or tensor
     (B, P), or a `tf.RaggedTensor`. Eagerly, a ValueError for another rank, a batch of
     another size than `batch` (the source's), or ids that are START or END (a prefix is
-    what the output starts with: words, UNK and pads after them)."""
+    what the output starts with: words, UNK and pads after them) or ids past `vocab_size`."""
     if prefix is None:
         return None
     if hasattr(prefix, "to_tensor") and hasattr(prefix, "row_lengths"):  # tf.RaggedTensor
@@ -45,10 +76,13 @@ def check_prefix(prefix, batch=None):
                 "prefix must be one list of target ids per sentence (or a (batch, length) "
                 f"int array, 0 = pad); received {prefix!r}."
             )
-        width = max([len(row) for row in rows], default=0)
-        padded = np.zeros((len(rows), width), "int64")
+        try:
+            rows = [np.asarray(row, "int64").reshape(-1) for row in rows]
+        except (TypeError, ValueError):
+            raise ValueError(f"prefix must hold integer target ids; received {prefix!r}.") from None
+        padded = np.zeros((len(rows), max([row.size for row in rows], default=0)), "int64")
         for i, row in enumerate(rows):
-            padded[i, : len(row)] = np.asarray(row, "int64").reshape(-1)
+            padded[i, : row.size] = row
         prefix = padded
     shape = tuple(prefix.shape)
     if len(shape) != 2:
@@ -70,14 +104,7 @@ def check_prefix(prefix, batch=None):
         values = None
     if shape[1] == 0:  # no sentence has a prefix
         return None
-    if values is not None and values.size:
-        bad = values[np.isin(values, (START_ID, END_ID)) | (values < 0)]
-        if bad.size:
-            raise ValueError(
-                f"prefix ids must be target word ids (or UNK_ID={UNK_ID}), 0 only as "
-                f"padding after them; received id {int(bad[0])} (START_ID={START_ID} and "
-                f"END_ID={END_ID} are not allowed)."
-            )
+    check_ids(values, "prefix", vocab_size)
     return ops.cast(prefix, "int32")
 
 

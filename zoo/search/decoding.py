@@ -13,7 +13,7 @@ prefix: what a step may emit), `constraints` (lexically constrained beam search)
 from zoo.search import defaults
 from zoo.search.compile import compiled_search, empty_result, padded_search, trim
 from zoo.search.constraints import check_constraints, constrained_search
-from zoo.search.controls import check_prefix
+from zoo.search.controls import check_prefix, target_vocab_size
 from zoo.search.settings import SearchSettings, check_model, check_source
 
 
@@ -90,8 +90,10 @@ def search(
     )
     check_model(model)
     source_ids = check_source(source_ids)
-    prefix = check_prefix(prefix, source_ids.shape[0])
-    constraints = check_constraints(constraints, source_ids.shape[0])
+    if prefix is not None or constraints is not None:
+        batch, vocab_size = source_ids.shape[0], target_vocab_size(model)
+        prefix = check_prefix(prefix, batch, vocab_size)
+        constraints = check_constraints(constraints, batch, vocab_size)
     if source_ids.shape[0] == 0:  # known to be empty (eagerly): nothing to search
         return empty_result(
             source_ids, n_best=settings.n_best, return_attention=settings.return_attention
