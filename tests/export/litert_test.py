@@ -116,9 +116,11 @@ def test_quantized_files_are_smaller_and_translate(tmp_path):
     assert sizes["float16"] <= 0.55 * sizes["none"], sizes
     assert sizes["int8"] <= 0.30 * sizes["none"], sizes
     assert outputs["none"] == translator.translate(SENTENCES[:4], beam_size=1)
-    for quantize in ("float16", "int8"):  # rounding may change a token of junk output
-        assert len(outputs[quantize]) == 4 and all(isinstance(t, str) for t in outputs[quantize])
-    assert outputs["float16"] == outputs["none"]  # float16 weights: float32 arithmetic
+    # float16 weights compute in float32: the output layer's wide margins survive the
+    # rounding; int8's on-the-fly quantized activations may change a token or two.
+    assert outputs["float16"] == outputs["none"]
+    same = sum(a == b for a, b in zip(outputs["int8"], outputs["none"], strict=True))
+    assert same >= 3, outputs
 
 
 RUNNER = textwrap.dedent(

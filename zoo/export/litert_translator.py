@@ -102,8 +102,9 @@ class LiteRTTranslator:
         Sentences are sorted by length and searched `batch_size` at a time (at most, and by
         default, the file's batch size), as `zoo.translation.run_in_batches` runs them."""
         sentences = check_sentences(sentences)
-        batch_size = check_int(None, "batch_size", batch_size or self.batch_size)
-        batch_size = min(batch_size, self.batch_size)
+        if batch_size is not None:
+            batch_size = min(check_int(None, "batch_size", batch_size), self.batch_size)
+        batch_size = self.batch_size if batch_size is None else batch_size
         if not sentences:
             return []
         ragged = self.source_tokenizer.tokenize(sentences)
