@@ -26,10 +26,16 @@ class Sampling:
     `Translator`'s), and calls `_init_sampling()` when made."""
 
     def _init_sampling(self):
-        # The draws come from one SeedGenerator, which each call of `sample` sets from its
-        # seed: one call at a time.
-        self._seed_generator = keras.random.SeedGenerator(0, name="sample_seed")
-        self._sample_lock = threading.Lock()
+        # The draws come from one SeedGenerator (a variable, made when first needed), which
+        # each call of `sample` sets from its seed: one call at a time.
+        self._seed_generator = None
+        self._sample_lock = threading.RLock()
+
+    def _generator(self):
+        with self._sample_lock:
+            if self._seed_generator is None:
+                self._seed_generator = keras.random.SeedGenerator(0, name="sample_seed")
+            return self._seed_generator
 
     def graph_sample(self, sentences, seed, temperature=1.0, top_k=None, top_p=None):
         """One translation drawn per `tf.string` sentence (B,) from the `SeedGenerator`
@@ -71,7 +77,7 @@ class Sampling:
         with self._sample_lock:
             if seed is None:
                 seed = int(np.random.default_rng().integers(2**31))
-            state = self._seed_generator.state
+            state = self._generator().state
             state.assign(np.array([seed, 0], state.dtype))  # as SeedGenerator(seed) starts
             _, outputs = self._run(sentences, batch_size, progress, make)
         return [as_text(out["translation"]) for out in outputs]
@@ -81,7 +87,7 @@ class Sampling:
         runs (`graph_sample` drawing from this translator's `SeedGenerator`, which `sample`
         sets from its seed), traced once for every seed and setting. A `top_k` of the
         vocabulary size and a `top_p` of 1 cut nothing."""
-        generator = self._seed_generator
+        generator = self._generator()
 
         def body(sentences, temperature, top_k, top_p):
             return self.graph_sample(sentences, generator, temperature, top_k, top_p)
