@@ -91,6 +91,15 @@ def test_float32_file_gives_the_translators_ids(translators, tmp_path, preset, s
     metadata = json.loads(open(sidecar(path, "json"), encoding="utf-8").read())
     assert metadata["search"] == search and metadata["beam_size"] == beam_size
     assert metadata["batch_size"] == batch_size and metadata["quantize"] == "none"
+    if search == "beam":  # greedy search too, in the same file
+        assert metadata["signatures"] == {"serving_default": 3, "greedy": 1}
+        assert (
+            lite.translate_ids(sources, beam_size=1) == translator_ids(translator, 1, SENTENCES)[1]
+        )
+    else:
+        assert metadata["signatures"] == {"serving_default": 1}
+    with pytest.raises(ValueError, match="beam_size=4"):
+        lite.translate(SENTENCES, beam_size=4)
 
 
 def test_quantized_files_are_smaller_and_translate(tmp_path):

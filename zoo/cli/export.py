@@ -19,7 +19,8 @@ def add_export_command(commands):
         help="write a model folder's model and search as a LiteRT (TFLite) file",
         description="Convert MODEL_DIR's model, with greedy or beam search inside, to one "
         ".tflite file of TFLite builtin operators (zoo.export.export_litert): source ids in, "
-        "target ids out, for ai_edge_litert's interpreter without zoo or TensorFlow. The "
+        "target ids out, for ai_edge_litert's interpreter without zoo or TensorFlow (a beam "
+        "file holds greedy search too, its signature 'greedy'). The "
         "tokenizers and the settings are written beside it (FILE's stem + "
         ".source_tokenizer/, .target_tokenizer/, .json). The SavedModel is MODEL_DIR/serving, "
         "which training writes. Guide: docs/serving.md, 'LiteRT (TFLite)'.",

@@ -3,7 +3,8 @@
 The `.tflite` file holds the encoder, the decoder's step function and the whole search loop
 (greedy, or beam search with the beam size chosen at export), converted to TFLite builtin
 operators only: it runs in `ai_edge_litert`'s interpreter (or `tf.lite.Interpreter`) with
-neither zoo nor TensorFlow installed. Its one signature, `serving_default`:
+neither zoo nor TensorFlow installed. Its signature `serving_default` runs that search (a
+beam file also has `greedy`, beam size 1, over the same weights, unless `greedy=False`):
 
     inputs   source_ids (batch_size, Ts) int32: the source tokens' ids, right-padded
              with PAD (0); Ts is dynamic (`Interpreter.resize_tensor_input`), at least 1.
@@ -21,10 +22,10 @@ normalisation and SentencePiece): they are saved beside it, `<stem>.source_token
 `sentencepiece` package reads), with the export's settings in `<stem>.json`.
 
 Weights (`quantize`): "none" keeps float32; "float16" stores them as float16 (about half the
-size), dequantized to float32 when the interpreter loads the model; "int8" is dynamic-range
+size), dequantized to float32 by the interpreter; "int8" is dynamic-range
 quantization (int8 weights, about a quarter of the size; activations quantized on the fly
 where a kernel supports it). docs/serving.md, "LiteRT (TFLite)", shows a runner;
-`zoo.export.LiteRTTranslator` is one.
+`zoo.export.litert_translator.LiteRTTranslator` is one.
 """
 
 import os
@@ -41,6 +42,8 @@ OUTPUT_NAMES = ("ids", "lengths", "scores")
 SOURCE_TOKENIZER = "source_tokenizer"
 TARGET_TOKENIZER = "target_tokenizer"
 FORMAT_VERSION = 1
+DEFAULT_SIGNATURE = "serving_default"  # the search chosen at export
+GREEDY_SIGNATURE = "greedy"  # beam files: greedy search too (export_litert's `greedy`)
 
 
 def sidecar(path, name):
@@ -77,55 +80,61 @@ def search_graph(model, settings, batch_size):
     return run
 
 
-def convert(function, quantize="none"):
-    """The `.tflite` bytes of a `tf.function` with an input signature (variables frozen
-    into constants, TFLite builtin operators only, weights as `quantize` says)."""
+def freeze(function):
+    """`function` (a `tf.function` with an input signature) with its variables frozen into
+    constants, as a `tf.function` of the same input and named outputs.
+
+    The converter would leave variables read inside a while loop's body as resource
+    reads, which the interpreter cannot resolve. Control flow stays v2 (TFLite's WHILE)."""
     import tensorflow as tf
-    from absl import logging as absl_logging
     from tensorflow.python.framework.convert_to_constants import (
         convert_variables_to_constants_v2,
     )
 
-    check_choice("quantize", quantize, QUANTIZATIONS)
     concrete = function.get_concrete_function()
-    # Frozen first: the converter leaves variables read inside a while loop's body as
-    # resource reads, which the interpreter cannot resolve. Control flow stays v2 (WHILE).
     frozen = convert_variables_to_constants_v2(concrete, lower_control_flow=False)
-    spec = concrete.structured_input_signature[0][0]
     names = sorted(concrete.structured_outputs)
 
-    @tf.function(input_signature=[spec], autograph=False)
-    def named(source_ids):  # the frozen graph's flat outputs under their names again
-        flat = frozen(source_ids)
-        return dict(zip(names, flat, strict=True))
+    @tf.function(input_signature=concrete.structured_input_signature[0], autograph=False)
+    def named(*inputs):  # the frozen graph's flat outputs under their names again
+        return dict(zip(names, frozen(*inputs), strict=True))
 
-    verbosity = absl_logging.get_verbosity()  # quiet: the frozen graph has no gradients
+    return named
+
+
+def convert(functions, quantize="none"):
+    """The `.tflite` bytes of `functions`, {signature name: `tf.function` with an input
+    signature}: one signature each, their weights stored once (variables frozen into
+    constants, TFLite builtin operators only, weights as `quantize` says)."""
+    import tensorflow as tf
+    from absl import logging as absl_logging
+
+    check_choice("quantize", quantize, QUANTIZATIONS)
+    named = {key: freeze(function) for key, function in functions.items()}
+    verbosity = absl_logging.get_verbosity()  # quiet: the frozen graphs have no gradients
     absl_logging.set_verbosity(absl_logging.ERROR)
     try:
-        return _convert_frozen(named, quantize)
+        with tempfile.TemporaryDirectory() as folder:  # a SavedModel keeps the names
+            module = tf.Module()
+            module.functions = list(named.values())
+            signatures = {key: f.get_concrete_function() for key, f in named.items()}
+            options = tf.saved_model.SaveOptions(experimental_custom_gradients=False)
+            tf.saved_model.save(module, folder, signatures, options=options)
+            converter = tf.lite.TFLiteConverter.from_saved_model(folder, list(named))
+            converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS]
+            if quantize == "float16":
+                converter.optimizations = [tf.lite.Optimize.DEFAULT]
+                converter.target_spec.supported_types = [tf.float16]
+            elif quantize == "int8":
+                converter.optimizations = [tf.lite.Optimize.DEFAULT]
+            return converter.convert()
     finally:
         absl_logging.set_verbosity(verbosity)
 
 
-def _convert_frozen(named, quantize):
-    import tensorflow as tf
-
-    with tempfile.TemporaryDirectory() as folder:  # a SavedModel keeps the signature's names
-        module = tf.Module()
-        module.named = named
-        options = tf.saved_model.SaveOptions(experimental_custom_gradients=False)
-        tf.saved_model.save(module, folder, named.get_concrete_function(), options=options)
-        converter = tf.lite.TFLiteConverter.from_saved_model(folder)
-        converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS]
-        if quantize == "float16":
-            converter.optimizations = [tf.lite.Optimize.DEFAULT]
-            converter.target_spec.supported_types = [tf.float16]
-        elif quantize == "int8":
-            converter.optimizations = [tf.lite.Optimize.DEFAULT]
-        return converter.convert()
-
-
-def export_litert(translator, path, quantize="none", search="greedy", beam_size=None, batch_size=1):
+def export_litert(
+    translator, path, quantize="none", search="greedy", beam_size=None, batch_size=1, greedy=True
+):
     """Writes `translator`'s model and search as a `.tflite` file (module docstring).
 
     Args:
@@ -139,6 +148,8 @@ def export_litert(translator, path, quantize="none", search="greedy", beam_size=
         beam_size: beam search's K (default: the translator's); with "greedy" it must be
             None or 1.
         batch_size: the sentences of one call (the input's fixed first dimension).
+        greedy: with "beam", also add the signature `greedy` (beam size 1), as the
+            SavedModel's `translate_greedy`; the two share the weights.
 
     Returns:
         `path`.
@@ -157,8 +168,18 @@ def export_litert(translator, path, quantize="none", search="greedy", beam_size=
                 f"search='beam' needs beam_size >= 2 (1 is search='greedy'); received {beam_size}."
             )
     search_settings = translator.search_settings()
-    settings = SearchSettings(beam_size=beam_size, return_attention=False, **search_settings)
-    data = convert(search_graph(translator.model, settings, batch_size), quantize)
+    signatures = {DEFAULT_SIGNATURE: beam_size}
+    if greedy and beam_size > 1:
+        signatures[GREEDY_SIGNATURE] = 1
+    functions = {
+        key: search_graph(
+            translator.model,
+            SearchSettings(beam_size=k, return_attention=False, **search_settings),
+            batch_size,
+        )
+        for key, k in signatures.items()
+    }
+    data = convert(functions, quantize)
     path = os.fspath(path)
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     with open(path, "wb") as f:
@@ -172,6 +193,7 @@ def export_litert(translator, path, quantize="none", search="greedy", beam_size=
         batch_size=batch_size,
         quantize=quantize,
         **search_settings,
+        signatures=signatures,
         inputs=["source_ids"],
         outputs=list(OUTPUT_NAMES),
     )

@@ -7,7 +7,13 @@ import numpy as np
 
 from zoo.checks import check_int
 from zoo.constants import END_ID, PAD_ID
-from zoo.export.litert import FORMAT_VERSION, SOURCE_TOKENIZER, TARGET_TOKENIZER, sidecar
+from zoo.export.litert import (
+    DEFAULT_SIGNATURE,
+    FORMAT_VERSION,
+    SOURCE_TOKENIZER,
+    TARGET_TOKENIZER,
+    sidecar,
+)
 from zoo.translation import as_text, check_sentences, run_in_batches
 
 
@@ -64,11 +70,31 @@ class LiteRTTranslator:
         self.source_tokenizer = load_tokenizer(sidecar(path, SOURCE_TOKENIZER))
         self.target_tokenizer = load_tokenizer(sidecar(path, TARGET_TOKENIZER))
         self.interpreter = make_interpreter(path, num_threads)
-        self.runner = self.interpreter.get_signature_runner()
+        # {beam size: signature}: the export's search, and greedy search in a beam file.
+        signatures = self.metadata.get("signatures", {DEFAULT_SIGNATURE: self.beam_size})
+        self.runners = {
+            int(k): self.interpreter.get_signature_runner(key) for key, k in signatures.items()
+        }
 
-    def run(self, source_ids):
+    @property
+    def beam_size(self):
+        """The beam size of the file's `serving_default` signature (1: greedy)."""
+        return int(self.metadata["beam_size"])
+
+    def runner(self, beam_size=None):
+        """The signature runner of `beam_size` (None: the file's own search)."""
+        beam_size = self.beam_size if beam_size is None else beam_size
+        if beam_size not in self.runners:
+            raise ValueError(
+                f"{self.path} searches with beam size {sorted(self.runners)}; received "
+                f"beam_size={beam_size!r}. Export a file for that search (export_litert)."
+            )
+        return self.runners[beam_size]
+
+    def run(self, source_ids, beam_size=None):
         """The file's outputs (ids, lengths, scores as NumPy arrays) on (b, Ts) int32
-        `source_ids`, b at most the batch size (the rest padded with rows of PAD)."""
+        `source_ids`, b at most the batch size (the rest padded with rows of PAD), with the
+        search of `beam_size` (None: the file's own; 1: greedy, in a beam file too)."""
         source_ids = np.asarray(source_ids, np.int32)
         count = source_ids.shape[0]
         if not 1 <= count <= self.batch_size:
@@ -76,12 +102,14 @@ class LiteRTTranslator:
         width = max(source_ids.shape[1], 1)
         batch = np.full((self.batch_size, width), PAD_ID, np.int32)
         batch[:count, : source_ids.shape[1]] = source_ids
-        outputs = self.runner(source_ids=batch)
+        outputs = self.runner(beam_size)(source_ids=batch)
         return {key: np.asarray(value)[:count] for key, value in outputs.items()}
 
-    def translate_ids(self, rows):
+    def translate_ids(self, rows, beam_size=None):
         """Per row of source ids (a list of int, no START/END), the translation's ids up to
-        and without END (a list of int); rows searched `batch_size` at a time, in order."""
+        and without END (a list of int); rows searched `batch_size` at a time, in order,
+        with the search of `beam_size` (as for `run`)."""
+        self.runner(beam_size)  # a beam size the file lacks: the error before any work
         rows = [list(map(int, row)) for row in rows]
         results = []
         for start in range(0, len(rows), self.batch_size):
@@ -90,18 +118,20 @@ class LiteRTTranslator:
             ids = np.full((len(chunk), width), PAD_ID, np.int32)
             for i, row in enumerate(chunk):
                 ids[i, : len(row)] = row
-            out = self.run(ids)
+            out = self.run(ids, beam_size)
             for row_ids, length in zip(out["ids"], out["lengths"], strict=True):
                 kept = [int(t) for t in row_ids[: int(length)]]
                 results.append(kept[:-1] if kept and kept[-1] == END_ID else kept)
         return results
 
-    def translate(self, sentences, batch_size=None, progress=False):
-        """Translates `sentences` (a list of str); returns a list of str, in input order.
+    def translate(self, sentences, beam_size=None, batch_size=None, progress=False):
+        """Translates `sentences` (a list of str); returns a list of str, in input order,
+        with the search of `beam_size` (None: the file's own; 1: greedy, in a beam file too).
 
         Sentences are sorted by length and searched `batch_size` at a time (at most, and by
         default, the file's batch size), as `zoo.translation.run_in_batches` runs them."""
         sentences = check_sentences(sentences)
+        self.runner(beam_size)
         if batch_size is not None:
             batch_size = min(check_int(None, "batch_size", batch_size), self.batch_size)
         batch_size = self.batch_size if batch_size is None else batch_size
@@ -112,7 +142,7 @@ class LiteRTTranslator:
         lengths = [len(row) for row in rows]
 
         def call(strings, start):
-            ids = self.translate_ids(rows_of[start : start + len(strings)])
+            ids = self.translate_ids(rows_of[start : start + len(strings)], beam_size)
             return {"translation": self.detokenize(ids)}
 
         order = sorted(range(len(rows)), key=lambda i: -lengths[i])
