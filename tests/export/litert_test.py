@@ -122,6 +122,8 @@ def test_quantized_files_are_smaller_and_translate(tmp_path):
         path = export_litert(translator, tmp_path / f"{quantize}.tflite", quantize=quantize)
         sizes[quantize] = os.path.getsize(path)
         outputs[quantize] = LiteRTTranslator(path).translate(SENTENCES[:4])
+    both = export_litert(translator, tmp_path / "beam.tflite", search="beam", beam_size=2)
+    assert os.path.getsize(both) <= 1.15 * sizes["none"]  # greedy and beam: weights once
     assert sizes["float16"] <= 0.55 * sizes["none"], sizes
     assert sizes["int8"] <= 0.30 * sizes["none"], sizes
     assert outputs["none"] == translator.translate(SENTENCES[:4], beam_size=1)
