@@ -159,6 +159,7 @@ def main(argv=None):
                 export_litert(
                     translator, path, quantize=quantize, search=search,
                     beam_size=beam if search == "beam" else None, batch_size=batch,
+                    greedy=False,
                 )  # fmt: skip
                 print(f"  exported {path} in {time.perf_counter() - start:.1f} s", flush=True)
                 files[batch] = LiteRTTranslator(path, num_threads=args.threads)
