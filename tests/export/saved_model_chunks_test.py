@@ -89,3 +89,15 @@ def test_sampling_and_the_python_runner_over_chunks(writing_export):
     serving = SavedModelTranslator(path, batch_size=len(SENTENCES))  # one call, 5 chunks
     assert serving.translate(SENTENCES) == translator.translate(SENTENCES)
     assert serving.metadata["chunk_size"] == CHUNK
+
+
+def test_translator_export_passes_its_chunk_size(monkeypatch, tmp_path):
+    import zoo.export
+    from export_toy import writing_toy
+
+    received = {}
+    monkeypatch.setattr(
+        zoo.export, "export_translator", lambda *args, **kwargs: received.update(kwargs)
+    )
+    writing_toy().export(tmp_path / "serving", chunk_size=3)
+    assert received["chunk_size"] == 3

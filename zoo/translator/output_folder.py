@@ -211,7 +211,7 @@ class OutputFolder:
 
     def export(
         self, path, beam_size=None, greedy=True, attention=True, n_best=None, sampling=None,
-        verbose=False,
+        verbose=False, chunk_size=None,
     ):  # fmt: skip
         """Writes a SavedModel to `path`; see `zoo.export.export_translator` for its endpoints.
 
@@ -220,12 +220,14 @@ class OutputFolder:
         `translate_n_best` gives the n best of that beam; with `sampling` (a dict of
         `temperature`, `top_k`, `top_p`, possibly empty), `sample` draws translations.
         `attention=False` leaves the attention weights out of the outputs (faster beam
-        search)."""
+        search). `chunk_size`: the most sentences an endpoint searches at once, a larger
+        batch being cut into chunks inside the graph (default: the translator's batch
+        size)."""
         from zoo.export import export_translator
 
         return export_translator(
             self, path, beam_size=beam_size, greedy=greedy, attention=attention,
-            n_best=n_best, sampling=sampling, verbose=verbose,
+            n_best=n_best, sampling=sampling, verbose=verbose, chunk_size=chunk_size,
         )  # fmt: skip
 
     def save(self, directory, serving=True, metadata=None):
