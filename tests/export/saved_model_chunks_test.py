@@ -92,8 +92,9 @@ def test_sampling_and_the_python_runner_over_chunks(writing_export):
 
 
 def test_translator_export_passes_its_chunk_size(monkeypatch, tmp_path):
-    import zoo.export
     from export_toy import writing_toy
+
+    import zoo.export
 
     received = {}
     monkeypatch.setattr(
