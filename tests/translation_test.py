@@ -35,3 +35,18 @@ def test_check_sentences_names_what_it_received():
         check_sentences("a")
     with pytest.raises(ValueError, match="index 1"):
         check_sentences(["a", None])
+
+
+def test_extras_follow_their_sentences_into_the_batches():
+    sentences = ["bb", "a", "", "dddd", "cc"]
+    extras = [f"extra of {s!r}" for s in sentences]
+
+    def call(strings, start, rows):
+        texts = [s.decode() for s in strings.numpy()]
+        assert rows == [f"extra of {t!r}" for t in texts]
+        return {"extra": np.array(rows, object)}
+
+    outputs = run_in_batches(sentences, 2, call, extras=extras)
+    assert [o["extra"] for o in outputs] == extras
+    with pytest.raises(ValueError, match="2 values for 5 sentences"):
+        run_in_batches(sentences, 2, call, extras=extras[:2])

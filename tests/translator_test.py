@@ -369,3 +369,114 @@ def test_score_is_the_teacher_forced_log_probability(translator):
     assert translator.score([], []) == []
     with pytest.raises(ValueError, match="2 sources and 1 targets"):
         translator.score(["a", "b"], ["c"])
+
+
+CONTROL_SENTENCES = ["Ein Hund rennt.", "Zwei Männer lachen auf einer Bank.", "Eine Frau.", ""]
+
+
+def _search_alone(translator, sentence, beam_size, **settings):
+    """zoo.search.search on one sentence's tokenizer ids, with the prefix and constraint
+    texts tokenized by the target tokenizer here: (text, score), ("", 0.0) for no tokens."""
+    ids = translator.source_tokenizer.tokenize(tf.constant([sentence])).numpy()[0]
+    if len(ids) == 0:
+        return "", 0.0
+    target = translator.target_tokenizer
+    prefix = settings.pop("prefix", None)
+    if prefix:
+        settings["prefix"] = [target.tokenize(tf.constant([prefix])).numpy()[0].tolist()]
+    phrases = settings.pop("constraints", None)
+    if phrases:
+        settings["constraints"] = [target.tokenize(tf.constant(phrases)).to_list()]
+    result = search(
+        translator.model, np.array([ids], np.int32), beam_size=beam_size,
+        **translator.search_settings(), **settings,
+    )  # fmt: skip
+    text = target.detokenize(result.ids).numpy()[0].decode()
+    return text, float(result.scores[0])
+
+
+@pytest.mark.parametrize(
+    "asked",
+    [
+        {"min_length": 4},
+        {"ban_unknown": True, "min_length": 2},
+        {"no_repeat_ngram_size": 1, "min_length": 6},
+        {"prefix": ["A dog", "", "Two men are", "A"]},
+        {"constraints": [["dog"], ["bench", "two men"], [], ["cat"]]},
+        {"prefix": ["", "A", "A", ""], "constraints": [["a ball"], [], ["woman"], []],
+         "no_repeat_ngram_size": 2},
+    ],
+)  # fmt: skip
+def test_controls_prefix_and_constraints_equal_the_search_on_the_same_ids(translator, asked):
+    """Translator.translate_with_attention with each decoding control, prefix and
+    constraints equals zoo.search.search run here on each sentence alone (batches of 2,
+    sorted by length: each sentence's prefix and phrases follow it)."""
+    got = translator.translate_with_attention(CONTROL_SENTENCES, batch_size=2, **asked)
+    assert [t.translation for t in got] == translator.translate(CONTROL_SENTENCES, **asked)
+    for i, (sentence, t) in enumerate(zip(CONTROL_SENTENCES, got, strict=True)):
+        settings = {k: (v[i] if k in ("prefix", "constraints") else v) for k, v in asked.items()}
+        text, score = _search_alone(translator, sentence, 2, **settings)
+        assert t.translation == text
+        np.testing.assert_allclose(t.score, score, rtol=1e-5)
+        if not sentence:
+            continue
+        prefix = settings.get("prefix") or ""
+        assert t.translation.startswith(prefix)
+        for phrase in settings.get("constraints") or []:
+            assert phrase in t.translation
+        if settings.get("min_length"):
+            assert len(t.target_tokens) - 1 >= settings["min_length"]  # END not counted
+        if settings.get("ban_unknown"):
+            assert "<unk>" not in t.target_tokens
+    n_best = translator.translate_n_best(CONTROL_SENTENCES, 2, **asked)
+    assert [entries[0][0] for entries in n_best] == [t.translation for t in got]
+
+
+def test_sentences_without_prefix_or_constraints_translate_as_without_them(translator):
+    plain = translator.translate_with_attention(CONTROL_SENTENCES)
+    prefixed = translator.translate_with_attention(
+        CONTROL_SENTENCES, prefix=["", "", "A cat", ""], constraints=[[], ["dog"], [], []]
+    )
+    for i in (0, 3):
+        assert prefixed[i].translation == plain[i].translation
+        assert prefixed[i].score == pytest.approx(plain[i].score, rel=1e-6)
+    assert prefixed[2].translation.startswith("A cat") and "dog" in prefixed[1].translation
+    # No prefix and no phrase at all: the default graph runs.
+    nothing = translator.translate(CONTROL_SENTENCES, prefix=[""] * 4, constraints=[[]] * 4)
+    assert nothing == [t.translation for t in plain]
+
+
+def test_the_default_traced_search_stays_as_it_is(data_dir):
+    small = toy_translator("bahdanau_rnnsearch", beam_size=2)
+    small.translate(CONTROL_SENTENCES)
+    assert small.traced.keys() == [(2, False)]
+    plain = small.translate_function(2, attention=False)
+    assert [spec.name for spec in plain.input_signature] == ["sentences"]
+    small.translate(CONTROL_SENTENCES, min_length=3, prefix=["A"] * 4, constraints=[["dog"]] * 4)
+    small.translate(CONTROL_SENTENCES, min_length=3, prefix=["A"] * 4, constraints=[["cat"]] * 4)
+    assert len(small.traced) == 2 and small.traced.keys()[0] == (2, False)
+    controlled = small.traced.get(small.traced.keys()[1], None)
+    names = [spec.name for spec in controlled.input_signature]
+    assert names == ["sentences", "prefix", "constraints"]
+    assert controlled.experimental_get_tracing_count() == 1
+    assert small.translate(CONTROL_SENTENCES) == small.translate(CONTROL_SENTENCES, min_length=0)
+    assert plain.experimental_get_tracing_count() == 1
+
+
+@pytest.mark.parametrize(
+    "asked, message",
+    [
+        ({"min_length": -1}, "min_length"),
+        ({"ban_unknown": "yes"}, "ban_unknown must be True or False"),
+        ({"no_repeat_ngram_size": 1.5}, "no_repeat_ngram_size"),
+        ({"prefix": "A dog"}, "single string"),
+        ({"prefix": ["A dog"]}, "prefix has 1 entries for 2 sentences"),
+        ({"prefix": ["A", 3]}, "prefix must be a list of str"),
+        ({"constraints": [["dog"]]}, "constraints has 1 entries for 2 sentences"),
+        ({"constraints": ["dog", []]}, r"wrap a single phrase as \[phrase\]"),
+        ({"constraints": [["dog", " "], []]}, "empty phrase"),
+    ],
+)
+def test_bad_controls_prefixes_and_constraints_are_named(translator, asked, message):
+    with pytest.raises(ValueError, match=message):
+        translator.translate(["Ein Hund.", "Eine Frau."], **asked)

@@ -70,35 +70,105 @@ class Translation:
         return "\n".join(lines)
 
 
-def check_sentences(sentences):
+def check_sentences(sentences, name="sentences"):
     """`sentences` as a list of str, or a ValueError naming what was received (a single
     string, a non-iterable, or the index of the first non-string or of the first string
-    that is not valid Unicode, such as one with a lone surrogate)."""
+    that is not valid Unicode, such as one with a lone surrogate). `name`: the argument's
+    name in the messages."""
     if isinstance(sentences, (str, bytes)):
         raise ValueError(
-            "sentences must be a list of strings, received a single string; wrap it as [sentence]."
+            f"{name} must be a list of strings, received a single string; wrap it as "
+            f"[{'sentence' if name == 'sentences' else 'text'}]."
         )
     try:
         sentences = list(sentences)
     except TypeError:
         raise ValueError(
-            f"sentences must be a list of strings, received {type(sentences).__name__}."
+            f"{name} must be a list of strings, received {type(sentences).__name__}."
         ) from None
     for index, sentence in enumerate(sentences):
         if not isinstance(sentence, str):
             raise ValueError(
-                f"sentences must be a list of str, received {type(sentence).__name__} "
+                f"{name} must be a list of str, received {type(sentence).__name__} "
                 f"{sentence!r} at index {index}."
             )
         try:
             sentence.encode("utf-8")
         except UnicodeEncodeError as error:  # a lone surrogate, e.g. "\ud800"
             raise ValueError(
-                f"sentences[{index}] is not valid Unicode text: {error.reason} "
+                f"{name}[{index}] is not valid Unicode text: {error.reason} "
                 f"({sentence[error.start : error.end]!r} at character {error.start} of "
                 f"{sentence!r}); it cannot be written as UTF-8."
             ) from None
     return sentences
+
+
+def check_prefixes(prefix, count):
+    """None, or `prefix` as a list of `count` str: the target text each of `count`
+    sentences' translations starts with ("" or None: none). A ValueError names what was
+    received otherwise."""
+    if prefix is None:
+        return None
+    if isinstance(prefix, (str, bytes)):
+        raise ValueError(
+            "prefix must be a list of strings, one per sentence; received a single string "
+            "(wrap it as [prefix])."
+        )
+    try:
+        prefix = ["" if p is None else p for p in prefix]
+    except TypeError:
+        raise ValueError(
+            f"prefix must be a list of strings, one per sentence; received {type(prefix).__name__}."
+        ) from None
+    if len(prefix) != count:
+        raise ValueError(
+            f"prefix has {len(prefix)} entries for {count} sentences; give one per sentence "
+            '("" for none).'
+        )
+    return check_sentences(prefix, "prefix")
+
+
+def check_constraint_lists(constraints, count):
+    """None, or `constraints` as `count` lists of str: the target phrases each sentence's
+    translation must contain ([] or None: none). A ValueError names what was received
+    otherwise (a phrase given as a bare string instead of a list, an empty phrase)."""
+    if constraints is None:
+        return None
+    if isinstance(constraints, (str, bytes)):
+        raise ValueError(
+            "constraints must be a list, per sentence, of lists of target phrases; received "
+            "a single string."
+        )
+    try:
+        constraints = list(constraints)
+    except TypeError:
+        raise ValueError(
+            "constraints must be a list, per sentence, of lists of target phrases; received "
+            f"{type(constraints).__name__}."
+        ) from None
+    if len(constraints) != count:
+        raise ValueError(
+            f"constraints has {len(constraints)} entries for {count} sentences; give one "
+            "list of phrases per sentence ([] for none)."
+        )
+    checked = []
+    for index, phrases in enumerate(constraints):
+        if phrases is None:
+            phrases = []
+        if isinstance(phrases, (str, bytes)) or not isinstance(phrases, (list, tuple)):
+            raise ValueError(
+                f"constraints[{index}] must be a list of target phrases (str), received "
+                f"{phrases!r}; wrap a single phrase as [phrase]."
+            )
+        phrases = check_sentences(phrases, f"constraints[{index}]")
+        for phrase in phrases:
+            if not phrase.strip():
+                raise ValueError(
+                    f"constraints[{index}] holds an empty phrase {phrase!r}; a phrase needs "
+                    "at least one word."
+                )
+        checked.append(phrases)
+    return checked
 
 
 def as_text(value):
@@ -120,10 +190,14 @@ def to_translation(sentence, outputs):
     )
 
 
-def run_in_batches(sentences, batch_size, call, progress=False, lengths=None):
+def run_in_batches(sentences, batch_size, call, progress=False, lengths=None, extras=None):
     """Runs `call(strings, start)` over `sentences` (a checked list of str) in batches of
     `batch_size`, longest first, and returns one dict of NumPy values per sentence, in
     input order.
+
+    `extras`: None, or a list of one value per sentence (what it asks besides its text,
+    such as a target prefix): then `call(strings, start, rows)` gets the values of the
+    batch's sentences too, `rows` in the order of `strings`.
 
     Sorting puts sentences of similar lengths together, so a batch pads little; the order
     is stable, so equal inputs give equal batches. `lengths` are the sentences' lengths in
@@ -137,12 +211,18 @@ def run_in_batches(sentences, batch_size, call, progress=False, lengths=None):
 
     if lengths is None:
         lengths = [len(sentence) for sentence in sentences]
+    if extras is not None and len(extras) != len(sentences):
+        raise ValueError(f"extras has {len(extras)} values for {len(sentences)} sentences.")
     order = sorted(range(len(sentences)), key=lambda i: -int(lengths[i]))
     outputs = [None] * len(sentences)
     with tqdm(total=len(sentences), unit="sent", desc="translate", disable=not progress) as bar:
         for start in range(0, len(order), batch_size):
             batch = order[start : start + batch_size]
-            result = call(tf.constant([sentences[i] for i in batch], tf.string), start)
+            strings = tf.constant([sentences[i] for i in batch], tf.string)
+            if extras is None:
+                result = call(strings, start)
+            else:
+                result = call(strings, start, [extras[i] for i in batch])
             result = {key: np.asarray(value) for key, value in result.items()}
             for row, index in enumerate(batch):
                 outputs[index] = {key: value[row] for key, value in result.items()}

@@ -1,19 +1,72 @@
 """The translator's graph: `tf.string` sentences in, translations out, in TensorFlow ops.
 
 What `Translator.graph_translate`, `graph_translate_n_best`, `graph_sample` and
-`graph_score` run, and so what the SavedModel holds (`zoo.export`). Each function takes the `Translator` whose model,
-preprocessor (`zoo.text.Preprocessor`) and search settings it reads when traced.
+`graph_score` run, and so what the SavedModel holds (`zoo.export`). Each function takes the
+`Translator` whose model, preprocessor (`zoo.text.Preprocessor`) and search settings it
+reads when traced. The searches with a prefix or constraints take them as extra inputs
+(`PREFIX`, `CONSTRAINTS`; `extra_tensors` makes them from a batch's Python values).
 """
 
+import numpy as np
 import tensorflow as tf
 
 from zoo.constants import END_ID, PAD_ID, START_ID
-from zoo.search import sample, search
+from zoo.search import SearchSettings, sample, search
+from zoo.search.defaults import BAN_UNKNOWN, CONTROL_DEFAULTS, MIN_LENGTH, NO_REPEAT_NGRAM_SIZE
 from zoo.text.preprocessor import encode
 
+# The inputs of the traced searches with a prefix or constraints (only those variants).
+PREFIX = tf.TensorSpec([None], tf.string, name="prefix")
+CONSTRAINTS = tf.TensorSpec([None, None, None], tf.int32, name="constraints")
+EXTRA_INPUTS = {"prefix": PREFIX, "constraints": CONSTRAINTS}
 
-def search_result(translator, source_ids, beam_size, return_attention, n_best=None):
-    """`zoo.search.search` with `translator`'s settings."""
+
+def check_controls(min_length=MIN_LENGTH, ban_unknown=BAN_UNKNOWN,
+                   no_repeat_ngram_size=NO_REPEAT_NGRAM_SIZE):  # fmt: skip
+    """The decoding controls as `zoo.search.search`'s keywords, checked by
+    `zoo.search.SearchSettings` (a ValueError naming a bad one)."""
+    settings = SearchSettings(
+        min_length=min_length, ban_unknown=ban_unknown, no_repeat_ngram_size=no_repeat_ngram_size
+    )
+    return {name: getattr(settings, name) for name in CONTROL_DEFAULTS}
+
+
+def variant_key(controls, extras):
+    """What a traced search's key holds beyond its beam size: nothing for the default graph
+    (every control off, no prefix, no constraints), else the controls and the extra inputs'
+    names."""
+    if controls == CONTROL_DEFAULTS and not extras:
+        return ()
+    return (tuple(controls.items()), tuple(extras))
+
+
+def extra_tensors(rows):
+    """The traced search's extra inputs for a batch's `rows` (one dict per sentence with
+    "prefix": str and/or "constraints": lists of ids): a tf.string (b,) prefix, then a
+    (b, C, L) int32 array of phrases padded with PAD_ID (at least (b, 1, 1))."""
+    tensors = []
+    if "prefix" in rows[0]:
+        tensors.append(tf.constant([row["prefix"] for row in rows], tf.string))
+    if "constraints" in rows[0]:
+        phrases = [row["constraints"] for row in rows]
+        count = max([1, *(len(p) for p in phrases)])
+        width = max([1, *(len(ids) for p in phrases for ids in p)])
+        padded = np.full((len(rows), count, width), PAD_ID, np.int32)
+        for i, sentence in enumerate(phrases):
+            for j, ids in enumerate(sentence):
+                padded[i, j, : len(ids)] = ids
+        tensors.append(tf.constant(padded))
+    return tensors
+
+
+def search_result(
+    translator, source_ids, beam_size, return_attention, n_best=None, controls=None,
+    prefix_ids=None, constraint_ids=None,
+):  # fmt: skip
+    """`zoo.search.search` with `translator`'s settings, this call's decoding `controls`
+    (a dict of `zoo.search.defaults.CONTROL_DEFAULTS`' keywords, None: all off), and the
+    target ids each output starts with (`prefix_ids` (B, P)) or must contain
+    (`constraint_ids` (B, C, L)), 0 = pad."""
     return search(
         translator.model,
         source_ids,
@@ -21,7 +74,19 @@ def search_result(translator, source_ids, beam_size, return_attention, n_best=No
         **translator.search_settings(),
         return_attention=return_attention,
         n_best=n_best,
+        **(controls or {}),
+        prefix=prefix_ids,
+        constraints=constraint_ids,
     )
+
+
+def target_prefix_ids(translator, prefix):
+    """The target ids of a `tf.string` prefix per sentence (B,) ("" for none): (B, P) int32,
+    tokenized as the targets are (no START or END), right-padded with PAD_ID."""
+    if prefix is None:
+        return None
+    ids, _ = encode(translator.preprocessor.target_tokenizer, prefix)
+    return ids
 
 
 def texts(translator, result, source_lengths):
@@ -39,9 +104,17 @@ def texts(translator, result, source_lengths):
     }
 
 
-def translate(translator, sentences, beam_size, attention=True):
+def translate(
+    translator, sentences, beam_size, attention=True, controls=None, prefix=None,
+    constraints=None,
+):  # fmt: skip
     """The in-graph translation of a `tf.string` vector `(B,)` (`Translator.graph_translate`,
     what the SavedModel runs) with `beam_size`, with or without the attention weights.
+
+    `controls`: the decoding controls (a dict of `zoo.search.search`'s min_length,
+    ban_unknown, no_repeat_ngram_size; None: off); `prefix`: None, or a `tf.string` (B,)
+    target text each translation starts with ("" for none); `constraints`: None, or (B, C, L)
+    int32 target phrases every translation contains (0 = pad; `zoo.search.search`).
 
     Returns a dict of tensors:
         translation (B,) tf.string, score (B,) float32,
@@ -62,7 +135,10 @@ def translate(translator, sentences, beam_size, attention=True):
 
     preprocessor = translator.preprocessor
     source_ids, source_lengths = preprocessor.encode_source(sentences)
-    result = search_result(translator, source_ids, beam_size, return_attention=attention)
+    result = search_result(
+        translator, source_ids, beam_size, attention, controls=controls,
+        prefix_ids=target_prefix_ids(translator, prefix), constraint_ids=constraints,
+    )  # fmt: skip
     outputs = texts(translator, result, source_lengths)
     outputs.update(
         source_ids=source_ids,
@@ -89,13 +165,19 @@ def translate(translator, sentences, beam_size, attention=True):
     return outputs
 
 
-def translate_n_best(translator, sentences, beam_size, n_best):
+def translate_n_best(
+    translator, sentences, beam_size, n_best, controls=None, prefix=None, constraints=None
+):
     """The in-graph n-best list of `tf.string` sentences (B,): a dict of
     translations (B, n) tf.string and scores (B, n) float32, best first (the search's
     ranking scores). A sentence with no tokens gets "" and 0 in every column; missing
-    hypotheses (fewer than n exist) get "" and -inf."""
+    hypotheses (fewer than n exist) get "" and -inf. `controls`, `prefix`, `constraints`:
+    as for `translate`."""
     source_ids, source_lengths = translator.preprocessor.encode_source(sentences)
-    result = search_result(translator, source_ids, beam_size, False, n_best=n_best)
+    result = search_result(
+        translator, source_ids, beam_size, False, n_best=n_best, controls=controls,
+        prefix_ids=target_prefix_ids(translator, prefix), constraint_ids=constraints,
+    )  # fmt: skip
     ids = tf.cast(result.ids, tf.int32)  # (B, n, T)
     shape = tf.shape(ids)
     flat = tf.reshape(ids, [shape[0] * shape[1], shape[2]])  # not -1: B may be 0

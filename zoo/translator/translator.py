@@ -7,15 +7,25 @@ import tensorflow as tf
 
 from zoo.checks import check_int, check_non_negative_float
 from zoo.search.defaults import (
+    BAN_UNKNOWN,
     BATCH_SIZE,
     BEAM_SIZE,
     COVERAGE_PENALTY,
     LENGTH_PENALTY,
     MAX_LENGTH_OFFSET,
     MAX_LENGTH_RATIO,
+    MIN_LENGTH,
+    NO_REPEAT_NGRAM_SIZE,
 )
 from zoo.text.preprocessor import Preprocessor
-from zoo.translation import as_text, check_sentences, run_in_batches, to_translation
+from zoo.translation import (
+    as_text,
+    check_constraint_lists,
+    check_prefixes,
+    check_sentences,
+    run_in_batches,
+    to_translation,
+)
 from zoo.translator import graph
 from zoo.translator.output_folder import SETTINGS, OutputFolder
 from zoo.translator.sampling import Sampling
@@ -162,35 +172,77 @@ class Translator(OutputFolder, Sampling, Scoring):
         return None
 
     # -- the graph (zoo.translator.graph) -------------------------------------------------------
-    def graph_translate(self, sentences, beam_size=None, attention=True):
+    def graph_translate(self, sentences, beam_size=None, attention=True, **inputs):
         """The in-graph translation of a `tf.string` vector `(B,)` (what the SavedModel runs):
-        a dict of tensors, documented in `zoo.translator.graph.translate`."""
-        return graph.translate(self, sentences, self.setting("beam_size", beam_size), attention)
+        a dict of tensors, documented in `zoo.translator.graph.translate` (as `inputs`, its
+        controls, prefix and constraints)."""
+        beam_size = self.setting("beam_size", beam_size)
+        return graph.translate(self, sentences, beam_size, attention, **inputs)
 
-    def graph_translate_n_best(self, sentences, beam_size, n_best):
+    def graph_translate_n_best(self, sentences, beam_size, n_best, **inputs):
         """The in-graph n-best lists of `tf.string` sentences (B,): a dict of translations
         and scores (`zoo.translator.graph.translate_n_best`)."""
-        return graph.translate_n_best(self, sentences, beam_size, n_best)
+        return graph.translate_n_best(self, sentences, beam_size, n_best, **inputs)
 
     def _function(self, key, body, signature=(SENTENCES,)):
         """The cached `tf.function` `body(sentences, ...)` of `key`, traced once (while it
         stays among the `traced` functions)."""
         return self.traced.get(key, lambda: _trace(body, signature))
 
-    def translate_function(self, beam_size=None, attention=True):
+    def _search_function(self, key, body, controls=None, extras=()):
+        """The cached `tf.function` of `body(sentences, controls=..., **inputs)`: its key is
+        `key` plus the controls (a dict, None: off) and the names of the `extras` it takes
+        ("prefix", "constraints"), its inputs the sentences and those."""
+        controls = graph.check_controls(**(controls or {}))
+        extras = tuple(name for name in graph.EXTRA_INPUTS if name in extras)
+
+        def traced(sentences, *tensors):
+            return body(sentences, controls=controls, **dict(zip(extras, tensors, strict=True)))
+
+        signature = (SENTENCES, *(graph.EXTRA_INPUTS[name] for name in extras))
+        return self._function((*key, *graph.variant_key(controls, extras)), traced, signature)
+
+    def translate_function(self, beam_size=None, attention=True, controls=None, extras=()):
         """The `tf.function` `sentences (None,) tf.string -> dict` for `beam_size` (and with or
         without the attention weights), traced once (input signature with dynamic batch) and
-        cached on the translator."""
+        cached on the translator. `controls`: the decoding controls (a dict of
+        `check_controls`' keywords); `extras`: "prefix" and/or "constraints", the inputs
+        after the sentences it then takes (`PREFIX`, `CONSTRAINTS`)."""
         beam_size = self.setting("beam_size", beam_size)
         attention = bool(attention)
-        return self._function(
-            (beam_size, attention), lambda s: self.graph_translate(s, beam_size, attention)
-        )
+
+        def body(sentences, **inputs):
+            return self.graph_translate(sentences, beam_size, attention, **inputs)
+
+        return self._search_function((beam_size, attention), body, controls, extras)
+
+    def _extras(self, sentences, prefix, constraints):
+        """Per sentence, a dict of what `prefix` and `constraints` ask of it (the prefix's
+        text, the phrases' target ids), or None when neither asks anything."""
+        sentences = check_sentences(sentences)
+        prefix = check_prefixes(prefix, len(sentences))
+        constraints = check_constraint_lists(constraints, len(sentences))
+        rows = [{} for _ in sentences]
+        if prefix is not None and any(prefix):
+            for row, text in zip(rows, prefix, strict=True):
+                row["prefix"] = text
+        if constraints is not None and any(constraints):
+            flat = [phrase for phrases in constraints for phrase in phrases]
+            ids = self.target_tokenizer.tokenize(tf.constant(flat, tf.string)).to_list()
+            for phrase, phrase_ids in zip(flat, ids, strict=True):
+                if not phrase_ids:
+                    raise ValueError(f"the constraint {phrase!r} has no target tokens.")
+            start = 0
+            for row, phrases in zip(rows, constraints, strict=True):
+                row["constraints"] = ids[start : start + len(phrases)]
+                start += len(phrases)
+        return rows if rows and rows[0] else None
 
     # -- translation ---------------------------------------------------------------------------
-    def _run(self, sentences, batch_size, progress, make):
+    def _run(self, sentences, batch_size, progress, make, extras=None):
         """(sentences, one dict of NumPy outputs per sentence, in input order) of the graph
-        function `make()` gives, over sorted batches (`run_in_batches`)."""
+        function `make()` gives, over sorted batches (`run_in_batches`); `extras`: None,
+        or one dict per sentence of the extra inputs it takes (`_extras`)."""
         sentences = check_sentences(sentences)
         batch_size = self.setting("batch_size", batch_size)
         if not sentences:
@@ -200,8 +252,11 @@ class Translator(OutputFolder, Sampling, Scoring):
         if limit is not None:
             _warn_past_limit(limit, lengths)
         call = self._traced_call(make)
-        run = lambda strings, start: call(strings)  # noqa: E731
-        return sentences, run_in_batches(sentences, batch_size, run, progress, lengths)
+        if extras is None:
+            run = lambda strings, start: call(strings)  # noqa: E731
+        else:
+            run = lambda strings, start, rows: call(strings, *graph.extra_tensors(rows))  # noqa: E731
+        return sentences, run_in_batches(sentences, batch_size, run, progress, lengths, extras)
 
     def _traced_call(self, make):
         """`(*inputs) -> outputs` of the traced function `make()` gives."""
@@ -226,9 +281,17 @@ class Translator(OutputFolder, Sampling, Scoring):
         """NumPy int array: the number of source tokens of each sentence."""
         return self.preprocessor.source_lengths(check_sentences(sentences))
 
+    def _prepare(self, sentences, min_length, ban_unknown, no_repeat_ngram_size, prefix,
+                 constraints):  # fmt: skip
+        """(controls, extras or None) of a call: the decoding controls checked, and per
+        sentence its prefix and constraints (`_extras`)."""
+        controls = graph.check_controls(min_length, ban_unknown, no_repeat_ngram_size)
+        return controls, self._extras(sentences, prefix, constraints)
+
     def translate(
         self, sentences, beam_size=None, batch_size=None, progress=False,
-        replace_unknown=False, dictionary=None,
+        replace_unknown=False, dictionary=None, min_length=MIN_LENGTH, ban_unknown=BAN_UNKNOWN,
+        no_repeat_ngram_size=NO_REPEAT_NGRAM_SIZE, prefix=None, constraints=None,
     ):  # fmt: skip
         """Translates `sentences` (list of str) and returns a list of str, in input order.
 
@@ -242,16 +305,31 @@ class Translator(OutputFolder, Sampling, Scoring):
                 SentencePiece target rarely emits `<unk>`.
             dictionary: {source word: translation} (`zoo.unknown_words.read_dictionary`),
                 used with `replace_unknown`.
+            min_length, ban_unknown, no_repeat_ngram_size: the decoding controls of
+                `zoo.search.search` (at least `min_length` tokens before the end; never
+                `<unk>`; no n-gram of that many tokens twice), off by default
+                (`zoo.search.defaults.CONTROL_DEFAULTS`).
+            prefix: None, or one str per sentence: the target text its translation starts
+                with ("" for none), tokenized as the targets are; the search goes on after it.
+            constraints: None, or one list per sentence of target phrases (str) that its
+                translation contains ([] for none): lexically constrained beam search
+                (`zoo.search.constraints`).
+        A sentence without a prefix or constraints translates exactly as without them.
         """
         if dictionary is not None and not replace_unknown:
             raise ValueError("dictionary is used with replace_unknown=True only.")
+        asked = (min_length, ban_unknown, no_repeat_ngram_size, prefix, constraints)
         if replace_unknown:
-            translations = self.translate_with_attention(sentences, beam_size, batch_size, progress)
+            translations = self.translate_with_attention(
+                sentences, beam_size, batch_size, progress, *asked
+            )
             return self.replace_unknown(translations, dictionary)
         # Text only: the search skips collecting attention weights (~10% of beam time).
         beam_size = self.setting("beam_size", beam_size)
-        make = lambda: self.translate_function(beam_size, attention=False)  # noqa: E731
-        _, outputs = self._run(sentences, batch_size, progress, make)
+        controls, extras = self._prepare(sentences, *asked)
+        names = tuple(extras[0]) if extras else ()
+        make = lambda: self.translate_function(beam_size, False, controls, names)  # noqa: E731
+        _, outputs = self._run(sentences, batch_size, progress, make, extras)
         return [as_text(out["translation"]) for out in outputs]
 
     def replace_unknown(self, translations, dictionary=None):
@@ -273,32 +351,49 @@ class Translator(OutputFolder, Sampling, Scoring):
         out-of-vocabulary word stays itself; for other tokenizers their pieces."""
         return self.preprocessor.source_word_lists(check_sentences(sentences))
 
-    def translate_with_attention(self, sentences, beam_size=None, batch_size=None, progress=False):
+    def translate_with_attention(
+        self, sentences, beam_size=None, batch_size=None, progress=False, min_length=MIN_LENGTH,
+        ban_unknown=BAN_UNKNOWN, no_repeat_ngram_size=NO_REPEAT_NGRAM_SIZE, prefix=None,
+        constraints=None,
+    ):  # fmt: skip
         """Like `translate`, but returns a `zoo.translation.Translation` per sentence (text,
         score, source/target pieces and the attention matrix, cropped to the real tokens)."""
         beam_size = self.setting("beam_size", beam_size)
-        make = lambda: self.translate_function(beam_size)  # noqa: E731
-        sentences, outputs = self._run(sentences, batch_size, progress, make)
+        controls, extras = self._prepare(
+            sentences, min_length, ban_unknown, no_repeat_ngram_size, prefix, constraints
+        )
+        names = tuple(extras[0]) if extras else ()
+        make = lambda: self.translate_function(beam_size, True, controls, names)  # noqa: E731
+        sentences, outputs = self._run(sentences, batch_size, progress, make, extras)
         return [to_translation(s, out) for s, out in zip(sentences, outputs, strict=True)]
 
     def translate_n_best(
-        self, sentences, n_best=None, beam_size=None, batch_size=None, progress=False
-    ):
+        self, sentences, n_best=None, beam_size=None, batch_size=None, progress=False,
+        min_length=MIN_LENGTH, ban_unknown=BAN_UNKNOWN, no_repeat_ngram_size=NO_REPEAT_NGRAM_SIZE,
+        prefix=None, constraints=None,
+    ):  # fmt: skip
         """The `n_best` best translations of each sentence with their scores, best first:
         a list (one per sentence, in input order) of lists of `(translation, score)`.
 
         `n_best` defaults to the beam size; it is at most the beam size (beam search keeps
         that many finished hypotheses). Scores are the search's ranking scores (with the
-        length penalty); entries whose score is -inf do not exist (tiny vocabularies)."""
+        length penalty); entries whose score is -inf do not exist (tiny vocabularies).
+        The decoding controls, `prefix` and `constraints`: as for `translate`."""
         beam_size = self.setting("beam_size", beam_size)
         n_best = beam_size if n_best is None else check_int(None, "n_best", n_best)
         if n_best > beam_size:
             raise ValueError(f"n_best must be at most the beam size ({beam_size}), got {n_best}.")
+        controls, extras = self._prepare(
+            sentences, min_length, ban_unknown, no_repeat_ngram_size, prefix, constraints
+        )
 
         def make():
-            body = lambda s: self.graph_translate_n_best(s, beam_size, n_best)  # noqa: E731
-            return self._function(("n_best", beam_size, n_best), body)
+            def body(sentences, **inputs):
+                return self.graph_translate_n_best(sentences, beam_size, n_best, **inputs)
 
-        _, outputs = self._run(sentences, batch_size, progress, make)
+            key = ("n_best", beam_size, n_best)
+            return self._search_function(key, body, controls, tuple(extras[0]) if extras else ())
+
+        _, outputs = self._run(sentences, batch_size, progress, make, extras)
         pairs = [zip(o["translations"], o["scores"], strict=True) for o in outputs]
         return [[(as_text(text), float(score)) for text, score in p] for p in pairs]
