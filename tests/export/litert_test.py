@@ -242,3 +242,18 @@ def test_every_preset_converts_with_the_translators_ids(preset, tmp_path):
         path = export_litert(translator, tmp_path / f"{search}.tflite", search=search, batch_size=2)
         sources, expected = translator_ids(translator, beam_size, SENTENCES)
         assert LiteRTTranslator(path).translate_ids(sources) == expected, search
+
+
+def test_the_translator_exports_itself_to_litert(monkeypatch, tmp_path):
+    import zoo.export
+
+    received = {}
+    monkeypatch.setattr(
+        zoo.export, "export_litert", lambda *args, **kwargs: received.update(kwargs) or args
+    )
+    translator = toy_translator()
+    args = translator.export_litert(tmp_path / "t.tflite", quantize="int8", search="beam")
+    assert args[0] is translator
+    assert received == {
+        "quantize": "int8", "search": "beam", "beam_size": None, "batch_size": 1
+    }  # fmt: skip

@@ -230,6 +230,18 @@ class OutputFolder:
             n_best=n_best, sampling=sampling, verbose=verbose, chunk_size=chunk_size,
         )  # fmt: skip
 
+    def export_litert(
+        self, path, quantize="none", search="greedy", beam_size=None, batch_size=1
+    ):  # fmt: skip
+        """Writes a LiteRT (TFLite) file of token ids with the search inside, and the
+        tokenizers beside it; see `zoo.export.export_litert` for its arguments."""
+        from zoo.export import export_litert
+
+        return export_litert(
+            self, path, quantize=quantize, search=search, beam_size=beam_size,
+            batch_size=batch_size,
+        )  # fmt: skip
+
     def save(self, directory, serving=True, metadata=None):
         """Writes the output folder (module docstring) to `directory`: model.keras,
         source_tokenizer/, target_tokenizer/, translator.json and (with `serving=True`)
