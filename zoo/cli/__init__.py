@@ -1,10 +1,13 @@
-"""The `zoo` command line: `python -m zoo translate|evaluate|aer|average|serve|params ...`.
+"""The `zoo` command line: `python -m zoo COMMAND ...`, the commands translate, evaluate, aer,
+average, serve, compare, export and params.
 
     python -m zoo translate saved_models/luong_local_general "Ein Hund rennt."
     python -m zoo translate saved_models/luong_local_general --alignments "Ein Hund rennt."
     python -m zoo aer saved_models/luong_local_general --source s.de --target t.en --gold g.txt
     python -m zoo average saved_models/luong_local_general --last 3
     python -m zoo serve saved_models/luong_local_general --port 8080
+    python -m zoo compare ref.en system_a.en system_b.en
+    python -m zoo export saved_models/luong_local_general --format tflite --out model.tflite
     cat sentences.de | python -m zoo translate saved_models/luong_local_general --beam-size 5
     python -m zoo evaluate saved_models/luong_local_general --split test2016 --beam-size 5
     python -m zoo params --size paper
