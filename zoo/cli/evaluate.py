@@ -4,7 +4,13 @@ import os
 import sys
 
 from zoo.checks import positive_int
-from zoo.cli.flags import add_search_flags, add_unknown_word_flags, check_output_path
+from zoo.cli.flags import (
+    add_control_flags,
+    add_search_flags,
+    add_unknown_word_flags,
+    check_output_path,
+    control_options,
+)
 from zoo.cli.loading import load_translator, unknown_options
 from zoo.data.corpora import DEFAULT_CORPUS, corpora_help, default_test_split
 from zoo.json_files import write_json
@@ -54,6 +60,7 @@ def add_evaluate_command(commands):
         "--hypotheses", default=None, help="also write the translations to this text file"
     )
     add_search_flags(evaluate)
+    add_control_flags(evaluate)
     add_unknown_word_flags(evaluate)
 
 
@@ -93,7 +100,8 @@ def run_evaluate(args, out=None):
     corpus = load_corpus(args.data, args.source_lang, args.target_lang, args.split)
     if args.limit is not None:
         corpus = corpus.take(args.limit)
-    hypotheses = translator.translate(corpus.source, progress=True, **unknown)
+    controls = control_options(args)
+    hypotheses = translator.translate(corpus.source, progress=True, **unknown, **controls)
     scores = corpus_scores(hypotheses, corpus.target)
     model_file = args.model_file or translator.model_file(args.model_dir)
     result = {
@@ -105,6 +113,7 @@ def run_evaluate(args, out=None):
         "target_lang": args.target_lang,
         "sentences": len(corpus),
         **translator.get_config(),
+        **controls,
         "replace_unknown": bool(args.replace_unk),
         **scores,
     }

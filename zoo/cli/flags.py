@@ -102,6 +102,60 @@ def add_search_flags(parser):
     )
 
 
+CONTROL_FLAGS = {
+    "min_length": "--min-length",
+    "ban_unknown": "--ban-unk",
+    "no_repeat_ngram_size": "--no-repeat-ngram-size",
+}
+"""The decoding controls' flags, by `Translator.translate` keyword."""
+
+
+def add_control_flags(parser):
+    """--min-length, --ban-unk and --no-repeat-ngram-size, the decoding controls of
+    `zoo.search.search` (translate, evaluate); off by default, as in the library."""
+    group = parser.add_argument_group(
+        "decoding controls", 'what the search may emit (docs/decoding.md, "Decoding controls")'
+    )
+    group.add_argument(
+        CONTROL_FLAGS["min_length"],
+        dest="min_length",
+        type=non_negative_int,
+        default=search_defaults.MIN_LENGTH,
+        metavar="N",
+        help="at least N target tokens before the end (0: off; default: %(default)s)",
+    )
+    group.add_argument(
+        CONTROL_FLAGS["ban_unknown"],
+        dest="ban_unknown",
+        action="store_true",
+        default=search_defaults.BAN_UNKNOWN,
+        help="never emit <unk> (default: off)",
+    )
+    group.add_argument(
+        CONTROL_FLAGS["no_repeat_ngram_size"],
+        dest="no_repeat_ngram_size",
+        type=non_negative_int,
+        default=search_defaults.NO_REPEAT_NGRAM_SIZE,
+        metavar="N",
+        help="no n-gram of N tokens twice in a translation (Paulus et al. 2017; 0: off; "
+        "default: %(default)s)",
+    )
+
+
+def control_options(args):
+    """The decoding controls of the command line, as `Translator.translate` keywords."""
+    return {name: getattr(args, name) for name in CONTROL_FLAGS}
+
+
+def controls_given(args):
+    """The flags of the decoding controls given other values than their defaults."""
+    return [
+        flag
+        for name, flag in CONTROL_FLAGS.items()
+        if getattr(args, name, None) not in (None, search_defaults.CONTROL_DEFAULTS[name])
+    ]
+
+
 def add_unknown_word_flags(parser):
     """--replace-unk and --unk-dictionary (translate and evaluate; a server's requests ask
     for replacement themselves)."""

@@ -4,7 +4,16 @@ import os
 import sys
 
 from zoo.checks import positive_int
-from zoo.cli.flags import add_sampling_flags, add_search_flags, add_unknown_word_flags
+from zoo.cli.flags import (
+    CONTROL_FLAGS,
+    add_control_flags,
+    add_sampling_flags,
+    add_search_flags,
+    add_unknown_word_flags,
+    check_input_file,
+    control_options,
+    controls_given,
+)
 from zoo.cli.loading import is_saved_model, load_translator, unknown_options
 from zoo.errors import UsageError
 
@@ -17,7 +26,12 @@ NOT_WITH_SAMPLING = (
     "beam_size",
     "ensemble",
     "replace_unk",
+    "prefix",
+    "constraints",
+    *CONTROL_FLAGS,
 )
+# The files of one line per input sentence: (the flag's dest, its flag).
+ALIGNED_FILES = (("prefix", "--prefix"), ("constraints", "--constraints"))
 
 
 def add_translate_command(commands):
@@ -57,6 +71,22 @@ def add_translate_command(commands):
         action="store_true",
         help="append each sentence's word alignment read from the attention, in the Pharaoh "
         "format: 'translation ||| 0-0 1-2 ...' (source word index first, 0-based)",
+    )
+    add_control_flags(translate)
+    translate.add_argument(
+        "--prefix",
+        default=None,
+        metavar="FILE",
+        help="one target prefix per line, aligned with the input sentences: each translation "
+        "starts with its line's text, then the search goes on (an empty line: none)",
+    )
+    translate.add_argument(
+        "--constraints",
+        default=None,
+        metavar="FILE",
+        help="one tab-separated list of target phrases per line, aligned with the input "
+        "sentences: each translation contains its line's phrases (constrained beam search, "
+        "Post & Vilar 2018; an empty line: none)",
     )
     add_sampling_flags(translate)
     translate.add_argument(
@@ -113,7 +143,8 @@ def sampling_options(args):
         return None
     for flag in NOT_WITH_SAMPLING:
         if getattr(args, flag):
-            raise UsageError(f"--{flag.replace('_', '-')} cannot be combined with --sample.")
+            shown = CONTROL_FLAGS.get(flag, "--" + flag.replace("_", "-"))
+            raise UsageError(f"{shown} cannot be combined with --sample.")
     if shaping and is_saved_model(args.model_dir):
         raise UsageError(
             "--temperature, --top-k and --top-p are fixed in a SavedModel (set at export); "
@@ -124,11 +155,56 @@ def sampling_options(args):
     return shaping
 
 
-def _print_n_best(translator, sentences, args, out, counter):
+def read_lines(path, flag):
+    """The lines of the UTF-8 file `path` that `flag` names, split on "\n" only (a final
+    newline ends the last line; a "\r" before a newline is dropped)."""
+    check_input_file(path, flag)
+    try:
+        with open(path, encoding="utf-8", newline="") as f:
+            text = f.read()
+    except UnicodeDecodeError as error:
+        raise ValueError(
+            f"{flag} {path}: not UTF-8 text ({error.reason} at byte {error.start})."
+        ) from None
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()  # the newline that ends the last line (or an empty file)
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
+
+
+def aligned_inputs(args):
+    """{"prefix": one str per line, "constraints": one list of phrases per line} of the
+    files given (--prefix, --constraints); a usage error with a SavedModel, whose search
+    takes neither (nor the decoding controls)."""
+    given = [flag for name, flag in ALIGNED_FILES if getattr(args, name)] + controls_given(args)
+    if given and is_saved_model(args.model_dir):
+        raise UsageError(f"{', '.join(given)} need the model folder, not a SavedModel.")
+    inputs = {}
+    if args.prefix:
+        inputs["prefix"] = read_lines(args.prefix, "--prefix")
+    if args.constraints:
+        lines = read_lines(args.constraints, "--constraints")
+        inputs["constraints"] = [[p for p in line.split("\t") if p.strip()] for line in lines]
+    return inputs
+
+
+def check_counts(aligned, args, count):
+    """A usage error unless every aligned file has `count` lines (the input's sentences)."""
+    for name, flag in ALIGNED_FILES:
+        if name in aligned and len(aligned[name]) != count:
+            raise UsageError(
+                f"{flag} {getattr(args, name)} has {len(aligned[name])} lines for {count} input "
+                "sentences; give one line per sentence (an empty line: none)."
+            )
+
+
+def _print_n_best(translator, sentences, args, out, counter, search):
     if is_saved_model(args.model_dir):
         lists = translator.translate_n_best(sentences, n_best=args.n_best)
     else:
-        lists = translator.translate_n_best(sentences, n_best=args.n_best, beam_size=args.beam_size)
+        lists = translator.translate_n_best(
+            sentences, n_best=args.n_best, beam_size=args.beam_size, **search
+        )
     for hypotheses in lists:
         for text, score in hypotheses:
             if score != float("-inf"):  # -inf: fewer hypotheses exist (tiny vocabularies)
@@ -151,7 +227,7 @@ def _print_samples(translator, sentences, args, out, counter, shaping):
     counter[0] += len(sentences)
 
 
-def _print_with_attention(translator, sentences, args, out, counter):
+def _print_with_attention(translator, sentences, args, out, counter, search):
     """Translations with --alignments, --attention or --plot-dir."""
     if args.replace_unk:
         raise UsageError(
@@ -159,7 +235,9 @@ def _print_with_attention(translator, sentences, args, out, counter):
         )
     from zoo.evaluation import format_pharaoh, hard_alignments
 
-    translations = translator.translate_with_attention(sentences, beam_size=args.beam_size)
+    translations = translator.translate_with_attention(
+        sentences, beam_size=args.beam_size, **search
+    )
     if args.alignments:  # one call for the batch
         alignments = hard_alignments(
             [t.source_tokens for t in translations],
@@ -182,14 +260,20 @@ def _print_with_attention(translator, sentences, args, out, counter):
         out.flush()
 
 
-def _print_translations(translator, sentences, args, out, counter, shaping=None, unknown=None):
+def _print_translations(
+    translator, sentences, args, out, counter, shaping=None, unknown=None, search=None
+):
+    """Prints the translations of `sentences`; `search`: the keywords of the decoding
+    controls, prefixes and constraints (a model folder's Translator only)."""
+    search = search or {}
     if shaping is not None:
         return _print_samples(translator, sentences, args, out, counter, shaping)
     if args.n_best:
-        return _print_n_best(translator, sentences, args, out, counter)
+        return _print_n_best(translator, sentences, args, out, counter, search)
     if args.attention or args.plot_dir or args.alignments:
-        return _print_with_attention(translator, sentences, args, out, counter)
-    for text in translator.translate(sentences, beam_size=args.beam_size, **(unknown or {})):
+        return _print_with_attention(translator, sentences, args, out, counter, search)
+    asked = {**(unknown or {}), **search}
+    for text in translator.translate(sentences, beam_size=args.beam_size, **asked):
         print(text, file=out, flush=True)
 
 
@@ -201,11 +285,21 @@ def run_translate(args, out=None):
     unknown = unknown_options(args)
     if args.plot_dir and os.path.exists(args.plot_dir) and not os.path.isdir(args.plot_dir):
         raise UsageError(f"--plot-dir {args.plot_dir}: a file; expected a folder.")
+    aligned = aligned_inputs(args)
+    search = {} if is_saved_model(args.model_dir) else control_options(args)
+    if args.sentences:
+        check_counts(aligned, args, len(args.sentences))
     translator = load_translator(args)
     counter = [0]
     if args.sentences:
-        _print_translations(translator, list(args.sentences), args, out, counter, shaping, unknown)
+        sentences = list(args.sentences)
+    elif aligned:  # the whole input, to align it with the files' lines
+        sentences = [line for batch in stdin_batches(sys.stdin, 1 << 30) for line in batch]
+        check_counts(aligned, args, len(sentences))
+    else:
+        for batch in stdin_batches(sys.stdin, translator.batch_size):
+            _print_translations(translator, batch, args, out, counter, shaping, unknown, search)
         return 0
-    for batch in stdin_batches(sys.stdin, translator.batch_size):
-        _print_translations(translator, batch, args, out, counter, shaping, unknown)
+    search.update(aligned)
+    _print_translations(translator, sentences, args, out, counter, shaping, unknown, search)
     return 0
