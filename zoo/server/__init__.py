@@ -20,7 +20,10 @@ Endpoints:
     alignments: true, also return each translation's word alignment (Pharaoh format);
     attention: true, also return each translation's tokens and attention weights;
     replace_unknown: true, replace <unk> by the attended source word (zoo.unknown_words);
-    sample: {temperature, top_k, top_p, seed}, draw translations instead of searching.
+    sample: {temperature, top_k, top_p, seed}, draw translations instead of searching;
+    min_length, no_repeat_ngram_size: int >= 0; ban_unknown: true, the decoding controls;
+    prefix: list of str, per sentence the target text its translation starts with ("": none);
+    constraints: per sentence a list of target phrases its translation contains ([]: none).
   It answers `{"translations": [...], "scores": [...]}` (one per sentence, in order; the
   search scores), plus `n_best` (per sentence a list of `{"translation", "score"}`),
   `alignments` and `attention` (per sentence `{"source_tokens", "target_tokens",

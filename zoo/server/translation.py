@@ -2,7 +2,9 @@
 
 Runs in the server's worker thread: these functions call the model and block."""
 
-from zoo.server.validation import RequestError
+import inspect
+
+from zoo.server.validation import CONTROLS, PER_SENTENCE, RequestError
 
 _NEG_INF = float("-inf")  # an n-best entry that does not exist (tiny vocabularies)
 
@@ -15,6 +17,7 @@ def translate_request(translator, request):
     if sample is not None:
         return {"translations": translator.sample(sentences, **sample)}
     n_best = request.get("n_best")
+    search = search_options(translator, request)
     if not has_attention(translator):  # a SavedModel exported with attention=False
         asked = [k for k in ("alignments", "attention", "replace_unknown") if request.get(k)]
         if asked:
@@ -23,7 +26,7 @@ def translate_request(translator, request):
         if n_best:
             response["n_best"] = _n_best(translator, sentences, n_best, beam_size)
         return response
-    translations = translator.translate_with_attention(sentences, beam_size=beam_size)
+    translations = translator.translate_with_attention(sentences, beam_size=beam_size, **search)
     response = {
         "translations": [t.translation for t in translations],
         "scores": [t.score for t in translations],
@@ -47,8 +50,22 @@ def translate_request(translator, request):
             for t in translations
         ]
     if n_best:
-        response["n_best"] = _n_best(translator, sentences, n_best, beam_size)
+        response["n_best"] = _n_best(translator, sentences, n_best, beam_size, search)
     return response
+
+
+def search_options(translator, request):
+    """The decoding controls, prefix and constraints `request` gives, as the translator's
+    keywords; a RequestError when asked of a translator that takes none (a SavedModel)."""
+    search = {
+        name: request[name] for name in (*CONTROLS, *PER_SENTENCE) if request.get(name) is not None
+    }
+    if search and "constraints" not in inspect.signature(translator.translate).parameters:
+        raise RequestError(
+            f"{sorted(search)} need a model folder's translator; this server runs a SavedModel, "
+            "whose search is fixed at export."
+        )
+    return search
 
 
 def has_attention(translator):
@@ -57,11 +74,11 @@ def has_attention(translator):
     return outputs is None or "attention" in outputs
 
 
-def _n_best(translator, sentences, n, beam_size):
+def _n_best(translator, sentences, n, beam_size, search=None):
     if beam_size is None:  # a SavedModel has no beam_size argument
-        lists = translator.translate_n_best(sentences, n)
+        lists = translator.translate_n_best(sentences, n, **(search or {}))
     else:
-        lists = translator.translate_n_best(sentences, n, beam_size=beam_size)
+        lists = translator.translate_n_best(sentences, n, beam_size=beam_size, **(search or {}))
     return [
         [{"translation": text, "score": score} for text, score in entries if score != _NEG_INF]
         for entries in lists
@@ -84,6 +101,9 @@ def run_batch(translator, requests):
     if len(requests) == 1:
         return [_outcome(translator, requests[0])]
     joined = dict(requests[0], sentences=[s for r in requests for s in r["sentences"]])
+    for name in PER_SENTENCE:  # given by all of them or none (the batch key)
+        if requests[0].get(name) is not None:
+            joined[name] = [entry for r in requests for entry in r[name]]
     try:
         response = translate_request(translator, joined)
     except Exception:

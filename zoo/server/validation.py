@@ -6,8 +6,13 @@ import json
 import math
 
 OPTIONS = ("sentences", "beam_size", "n_best", "alignments", "attention", "replace_unknown",
-           "sample")  # fmt: skip
+           "sample", "min_length", "ban_unknown", "no_repeat_ngram_size", "prefix",
+           "constraints")  # fmt: skip
 FLAGS = ("alignments", "attention", "replace_unknown")
+CONTROLS = ("min_length", "ban_unknown", "no_repeat_ngram_size")
+"""The decoding controls (the translator's keywords; not given: the library's defaults)."""
+PER_SENTENCE = ("prefix", "constraints")
+"""The fields that hold one entry per sentence (joined in order when requests merge)."""
 SAMPLE_FIELDS = ("temperature", "top_k", "top_p", "seed")
 JSON_TYPE = "application/json"
 
@@ -123,6 +128,81 @@ def _sentences(value, limits):
     return value
 
 
+def _text(name, value, limits):
+    """A string of at most `max_sentence_chars` characters, valid Unicode, or a RequestError
+    naming `name`."""
+    if not isinstance(value, str):
+        raise RequestError(f'"{name}" must be a string, received {describe(value)}.')
+    if len(value) > limits.max_sentence_chars:
+        raise RequestError(
+            f"{name} has {len(value)} characters; this server takes at most "
+            f"{limits.max_sentence_chars} (max_sentence_chars).",
+            status=413,
+        )
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise RequestError(
+            f"{name} is not valid Unicode text: {error.reason} at character {error.start}."
+        ) from None
+    return value
+
+
+def _per_sentence(name, value, count, what):
+    """`value` as a list of `count` entries, or a RequestError naming `name`."""
+    if not isinstance(value, list):
+        raise RequestError(
+            f'"{name}" must be a list with one {what} per sentence, received {describe(value)}.'
+        )
+    if len(value) != count:
+        raise RequestError(
+            f'"{name}" has {len(value)} entries for {count} sentences; give one {what} per '
+            "sentence."
+        )
+    return value
+
+
+def _prefix(value, count, limits):
+    value = _per_sentence("prefix", value, count, 'string ("" for none)')
+    return [_text(f"prefix[{i}]", text, limits) for i, text in enumerate(value)]
+
+
+def _constraints(value, count, limits):
+    value = _per_sentence("constraints", value, count, "list of phrases ([] for none)")
+    checked = []
+    for i, phrases in enumerate(value):
+        if not isinstance(phrases, list):
+            raise RequestError(
+                f'"constraints[{i}]" must be a list of strings (target phrases), received '
+                f"{describe(phrases)}."
+            )
+        phrases = [_text(f"constraints[{i}][{j}]", p, limits) for j, p in enumerate(phrases)]
+        total = sum(len(p) for p in phrases)
+        if total > limits.max_sentence_chars:
+            raise RequestError(
+                f"constraints[{i}] has {total} characters in all; this server takes at most "
+                f"{limits.max_sentence_chars} a sentence (max_sentence_chars).",
+                status=413,
+            )
+        checked.append(phrases)
+    return checked
+
+
+def _controls(request):
+    """The decoding controls the request gives (None where not given)."""
+    checked = {}
+    for name in ("min_length", "no_repeat_ngram_size"):
+        value = request.get(name)
+        checked[name] = None if value is None else _integer(name, value, 0)
+    value = request.get("ban_unknown")
+    if value is not None and not isinstance(value, bool):
+        raise RequestError(
+            f'"ban_unknown" must be true or false (a JSON boolean), received {describe(value)}.'
+        )
+    checked["ban_unknown"] = value
+    return checked
+
+
 def _unknown(fields, known):
     """The first few fields of `fields` not in `known`, shortened (for a message)."""
     unknown = sorted(set(fields) - set(known))
@@ -133,8 +213,7 @@ def _unknown(fields, known):
 def _sample(value):
     if not isinstance(value, dict):
         raise RequestError(
-            f'"sample" must be an object of {", ".join(SAMPLE_FIELDS)}, received '
-            f"{describe(value)}."
+            f'"sample" must be an object of {", ".join(SAMPLE_FIELDS)}, received {describe(value)}.'
         )
     unknown = _unknown(value, SAMPLE_FIELDS)
     if unknown:
@@ -181,8 +260,16 @@ def check_request(request, limits, default_beam_size=1):
         options[flag] = bool(value)
     sample = request.get("sample")
     options["sample"] = None if sample is None else _sample(sample)
+    options.update(_controls(request))
+    count = len(options["sentences"])
+    prefix, constraints = request.get("prefix"), request.get("constraints")
+    options["prefix"] = None if prefix is None else _prefix(prefix, count, limits)
+    options["constraints"] = (
+        None if constraints is None else _constraints(constraints, count, limits)
+    )
     if options["sample"] is not None:
-        asked = [name for name in ("beam_size", "n_best", *FLAGS) if options[name]]
+        fields = ("beam_size", "n_best", *FLAGS, *CONTROLS, *PER_SENTENCE)
+        asked = [name for name in fields if options[name] not in (None, False)]
         if asked:
             raise RequestError(f'"sample" cannot be combined with {asked}.')
     beam = 1 if options["sample"] is not None else beam_size or default_beam_size or 1
@@ -200,7 +287,11 @@ def check_request(request, limits, default_beam_size=1):
 
 def batch_key(options):
     """What requests must share to be translated in one call (None: never merged, as a
-    sampled request, whose draws depend on the batch)."""
+    sampled request, whose draws depend on the batch): the search options and controls,
+    and whether a prefix and constraints are given (their per-sentence lists are joined in
+    order, as the sentences are)."""
     if options["sample"] is not None:
         return None
-    return tuple(options[name] for name in OPTIONS if name not in ("sentences", "sample"))
+    shared = [name for name in OPTIONS if name not in ("sentences", "sample", *PER_SENTENCE)]
+    given = tuple(options[name] is not None for name in PER_SENTENCE)
+    return (*(options[name] for name in shared), *given)
