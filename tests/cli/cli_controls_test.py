@@ -82,7 +82,7 @@ def test_files_of_another_length_and_bad_combinations_are_refused(
     bad = tmp_path / "latin1.en"
     bad.write_bytes(b"caf\xe9\n")
     err = _refused(["translate", str(directory), "--prefix", str(bad), "a"], capsys)
-    assert f"--prefix {bad}: not UTF-8 text" in err
+    assert f"--prefix {bad}, line 1: not valid UTF-8" in err
     err = _refused(["translate", str(directory), "--ban-unk", "--sample", "a"], capsys)
     assert "--ban-unk cannot be combined with --sample" in err
     err = _refused(["translate", str(directory), "--min-length", "-1", "a"], capsys)

@@ -1,5 +1,5 @@
 """The `zoo` command line: `python -m zoo COMMAND ...`, the commands translate, evaluate, aer,
-average, serve, compare, export and params.
+average, serve, compare, export, score and params.
 
     python -m zoo translate saved_models/luong_local_general "Ein Hund rennt."
     python -m zoo translate saved_models/luong_local_general --alignments "Ein Hund rennt."
@@ -8,6 +8,7 @@ average, serve, compare, export and params.
     python -m zoo serve saved_models/luong_local_general --port 8080
     python -m zoo compare ref.en system_a.en system_b.en
     python -m zoo export saved_models/luong_local_general --format tflite --out model.tflite
+    python -m zoo score saved_models/luong_local_general --source s.de --target t.en
     cat sentences.de | python -m zoo translate saved_models/luong_local_general --beam-size 5
     python -m zoo evaluate saved_models/luong_local_general --split test2016 --beam-size 5
     python -m zoo params --size paper
@@ -27,6 +28,7 @@ from zoo.cli.compare import run_compare
 from zoo.cli.evaluate import run_evaluate
 from zoo.cli.export import run_export
 from zoo.cli.parser import build_parser, parse_arguments
+from zoo.cli.score import run_score
 from zoo.cli.serve import run_serve
 from zoo.cli.translate import run_translate
 from zoo.errors import exit_on_user_error
@@ -49,6 +51,7 @@ COMMANDS = {
     "serve": run_serve,
     "compare": run_compare,
     "export": run_export,
+    "score": run_score,
 }
 
 

@@ -4,13 +4,13 @@ import os
 import sys
 
 from zoo.checks import positive_int
+from zoo.cli.aer import read_text_lines
 from zoo.cli.flags import (
     CONTROL_FLAGS,
     add_control_flags,
     add_sampling_flags,
     add_search_flags,
     add_unknown_word_flags,
-    check_input_file,
     control_options,
     controls_given,
 )
@@ -155,23 +155,6 @@ def sampling_options(args):
     return shaping
 
 
-def read_lines(path, flag):
-    """The lines of the UTF-8 file `path` that `flag` names, split on "\n" only (a final
-    newline ends the last line; a "\r" before a newline is dropped)."""
-    check_input_file(path, flag)
-    try:
-        with open(path, encoding="utf-8", newline="") as f:
-            text = f.read()
-    except UnicodeDecodeError as error:
-        raise ValueError(
-            f"{flag} {path}: not UTF-8 text ({error.reason} at byte {error.start})."
-        ) from None
-    lines = text.split("\n")
-    if lines[-1] == "":
-        lines.pop()  # the newline that ends the last line (or an empty file)
-    return [line[:-1] if line.endswith("\r") else line for line in lines]
-
-
 def aligned_inputs(args):
     """{"prefix": one str per line, "constraints": one list of phrases per line} of the
     files given (--prefix, --constraints); a usage error with a SavedModel, whose search
@@ -181,9 +164,9 @@ def aligned_inputs(args):
         raise UsageError(f"{', '.join(given)} need the model folder, not a SavedModel.")
     inputs = {}
     if args.prefix:
-        inputs["prefix"] = read_lines(args.prefix, "--prefix")
+        inputs["prefix"] = read_text_lines(args.prefix, "--prefix")
     if args.constraints:
-        lines = read_lines(args.constraints, "--constraints")
+        lines = read_text_lines(args.constraints, "--constraints")
         inputs["constraints"] = [[p for p in line.split("\t") if p.strip()] for line in lines]
     return inputs
 
