@@ -9,8 +9,10 @@ import re
 import sentencepiece as spm
 import tensorflow as tf
 import tensorflow_text as tf_text
+from sentencepiece import sentencepiece_model_pb2
 from tensorflow_text.python.ops import sentencepiece_tokenizer as _tf_text_sp
 
+from zoo.checks import check_non_negative_float
 from zoo.constants import (
     END_ID,
     END_TOKEN,
@@ -48,8 +50,10 @@ class _SharedModelResource(_tf_text_sp._SentencepieceModelResource):
             )
 
 
-def _sentencepiece_op_tokenizer(model_proto):
-    tokenizer = tf_text.SentencepieceTokenizer(model=model_proto, out_type=tf.int32)
+def _sentencepiece_op_tokenizer(model_proto, nbest_size=0, alpha=1.0):
+    tokenizer = tf_text.SentencepieceTokenizer(
+        model=model_proto, out_type=tf.int32, nbest_size=nbest_size, alpha=alpha
+    )
     tokenizer._model_resource = _SharedModelResource(model_proto, None)
     return tokenizer
 
@@ -93,6 +97,7 @@ class SentencePieceTokenizer(Tokenizer):
         self.model_proto = model_proto
         self._vocab_size = processor.get_piece_size()
         self._sp = _sentencepiece_op_tokenizer(model_proto)
+        self.sampling_alpha = 0.0  # > 0 on the tokenizers of `sampling_tokenizer` only
 
     @classmethod
     def train(
@@ -155,6 +160,43 @@ class SentencePieceTokenizer(Tokenizer):
     @property
     def vocab_size(self):
         return self._vocab_size
+
+    @property
+    def model_type(self):
+        """The SentencePiece model's type: "unigram", "bpe" (or "word", "char")."""
+        model = sentencepiece_model_pb2.ModelProto()
+        model.ParseFromString(self.model_proto)
+        return sentencepiece_model_pb2.TrainerSpec.ModelType.Name(
+            model.trainer_spec.model_type
+        ).lower()
+
+    def sampling_tokenizer(self, alpha):
+        """A tokenizer of the same model whose `tokenize` samples a segmentation each call:
+        subword regularisation (Kudo 2018), unigram language-model sampling over all the
+        segmentations (`nbest_size=-1`), each one's probability raised to the power `alpha`
+        (smaller: more varied segmentations; Kudo used 0.1 to 0.5). Every sampled segmentation
+        detokenizes to the same text. Training data only: translation uses this tokenizer.
+
+        SentencePiece's sampler (inside tensorflow-text) takes no seed: the samples differ
+        from run to run even where everything else is seeded.
+
+        Raises ValueError for `alpha` not > 0 and for a BPE model (its sampling would be
+        BPE-dropout, another method with another meaning of `alpha`).
+        """
+        alpha = check_non_negative_float("sampling_tokenizer", "alpha", alpha)
+        if alpha == 0:
+            raise ValueError("sampling_tokenizer: alpha must be > 0 (0 means no sampling).")
+        if self.model_type != "unigram":
+            raise ValueError(
+                f"subword regularisation samples the segmentations of a unigram SentencePiece "
+                f"model; this one is a {self.model_type!r} model (BPE-dropout is not offered). "
+                "Train the tokenizers with model_type='unigram' (the default), or set the "
+                "subword regularisation to 0."
+            )
+        sampler = type(self)(self.model_proto, lowercase=self.lowercase)
+        sampler._sp = _sentencepiece_op_tokenizer(self.model_proto, nbest_size=-1, alpha=alpha)
+        sampler.sampling_alpha = alpha
+        return sampler
 
     def _call_sp(self, method, *args):
         return getattr(self._sp, method)(*args)

@@ -94,6 +94,16 @@ class Tokenizer(tf.Module):
         """
         return self._detokenize(clean_ids(ids))
 
+    def sampling_tokenizer(self, alpha):
+        """A tokenizer whose `tokenize` samples a segmentation (subword regularisation, Kudo
+        2018). Only SentencePiece unigram models sample; the others raise ValueError."""
+        raise ValueError(
+            f"subword regularisation samples the segmentations of a SentencePiece unigram "
+            f"model; this is a {self.kind!r} tokenizer, which has one segmentation per text. "
+            "Train the tokenizers with --tokenizer sentencepiece, or set the subword "
+            f"regularisation to 0 (received alpha={alpha!r})."
+        )
+
     @property
     def vocab_size(self):
         raise NotImplementedError
