@@ -33,6 +33,8 @@ class BahdanauDecoder(GRUMaxoutDecoder):
         dropout: rate in [0, 1) applied in training to the target embeddings E y and to the
             maxout output t_i before W_o (default 0.0: the paper mentions none; the base
             presets use 0.3, which small corpora such as Multi30k need).
+        tie_embeddings: the output layer reads the target embeddings E instead of W_o
+            (Press and Wolf 2017; see `GRUMaxoutDecoder`). Default False.
 
     Call: `logits = decoder(target_ids, memory, source_mask, encoder_states, training=None)`
         target_ids (B, Tt) int (START_ID first), memory (B, Ts, 2n_enc), source_mask (B, Ts),
@@ -56,12 +58,20 @@ class BahdanauDecoder(GRUMaxoutDecoder):
         attention_units=None,
         reset_after=False,
         dropout=0.0,
+        tie_embeddings=False,
         **kwargs,
     ):
         if attention_units is not None:
             check_int(type(self).__name__, "attention_units", attention_units)
         super().__init__(
-            vocab_size, embedding_dim, units, maxout_units, reset_after, dropout, **kwargs
+            vocab_size,
+            embedding_dim,
+            units,
+            maxout_units,
+            reset_after,
+            dropout,
+            tie_embeddings=tie_embeddings,
+            **kwargs,
         )
         self.attention_units = attention_units
         policy = self.dtype_policy

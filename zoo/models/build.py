@@ -53,12 +53,14 @@ def build_bahdanau_rnnsearch(
     maxout_units,
     attention_units,
     dropout=0.0,
+    tie_embeddings=False,
     name="bahdanau_rnnsearch",
 ):
     """RNNsearch (Bahdanau et al. 2014 §3, appendix A.2): bidirectional GRU encoder with
     `encoder_units` per direction, GRU decoder of `units` with additive attention of
     `attention_units` and a maxout deep output of `maxout_units`; `dropout` on both
-    embeddings and the maxout output (not in the paper; 0 reproduces it)."""
+    embeddings and the maxout output (not in the paper; 0 reproduces it); `tie_embeddings`:
+    the output layer reads the target embeddings (Press and Wolf 2017, `BahdanauDecoder`)."""
     encoder = BidirectionalGRUEncoder(
         source_vocab_size, embedding_dim, encoder_units, dropout=dropout, name="encoder"
     )
@@ -69,6 +71,7 @@ def build_bahdanau_rnnsearch(
         maxout_units,
         attention_units=attention_units,
         dropout=dropout,
+        tie_embeddings=tie_embeddings,
         name="decoder",
     )
     return _model(encoder, decoder, name)
@@ -83,15 +86,23 @@ def build_bahdanau_rnnencdec(
     units,
     maxout_units,
     dropout=0.0,
+    tie_embeddings=False,
     name="bahdanau_rnnencdec",
 ):
     """RNNencdec (Cho et al. 2014, Bahdanau et al. 2014's baseline): GRU encoder whose last
-    state gives one fixed context c = tanh(V h_Tx) for a GRU decoder with maxout output."""
+    state gives one fixed context c = tanh(V h_Tx) for a GRU decoder with maxout output;
+    `tie_embeddings`: its output layer reads the target embeddings (`RNNEncDecDecoder`)."""
     encoder = GRUEncoder(
         source_vocab_size, embedding_dim, encoder_units, dropout=dropout, name="encoder"
     )
     decoder = RNNEncDecDecoder(
-        target_vocab_size, embedding_dim, units, maxout_units, dropout=dropout, name="decoder"
+        target_vocab_size,
+        embedding_dim,
+        units,
+        maxout_units,
+        dropout=dropout,
+        tie_embeddings=tie_embeddings,
+        name="decoder",
     )
     return _model(encoder, decoder, name)
 
@@ -131,12 +142,14 @@ def build_luong(
     window,
     max_length,
     input_feeding,
+    tie_embeddings=False,
     name="luong",
 ):
     """Luong et al. 2015: stacked LSTM encoder-decoder (§2, §4.1) with `attention` one of
     "none" (the base system), "global" (§3.1, score dot/general/concat/location; location
     addresses at most `max_length` source words), "local_m" or "local_p" (§3.2, window D =
-    `window`), and input feeding (§3.3)."""
+    `window`), and input feeding (§3.3); `tie_embeddings`: the output layer reads the target
+    embeddings (Press and Wolf 2017, `LuongDecoder`)."""
     encoder = StackedLSTMEncoder(
         source_vocab_size,
         embedding_dim,
@@ -157,6 +170,7 @@ def build_luong(
         attention=luong_attention_layer(attention, score, window, max_length, init_scale),
         input_feeding=input_feeding,
         init_scale=init_scale,
+        tie_embeddings=tie_embeddings,
         name="decoder",
     )
     return _model(encoder, decoder, name)

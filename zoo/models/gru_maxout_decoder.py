@@ -9,6 +9,7 @@ from zoo.models.checks import check_sizes
 from zoo.models.decoder_base import DecoderBase
 from zoo.models.maxout import Maxout
 from zoo.models.recurrence import gru_params
+from zoo.models.tied_output import readout_projection, tied_logits
 
 
 class GRUMaxoutDecoder(DecoderBase):
@@ -19,18 +20,21 @@ class GRUMaxoutDecoder(DecoderBase):
         s_i  = GRU([E y_{i-1}; c_i], s_{i-1})
         t~_i = U_o s_{i-1} + V_o E y_{i-1} + C_o c_i,  t_i = maxout(t~_i),  logits_i = W_o t_i
 
-    with dropout (rate `dropout`, in training) on E y and on t_i. They differ in the context
+    with dropout (rate `dropout`, in training) on E y and on t_i. With `tie_embeddings` the
+    output layer reads the target embeddings instead of W_o (Press and Wolf 2017):
+    logits_i = [t_i W_p] E^T + b, through a projection W_p (maxout_units -> embedding_dim,
+    no bias) only when the sizes differ (`zoo.models.tied_output`). They differ in the context
     c_i (attention over the source, or one fixed vector) and in s_0. The state is (s_{i-1},).
 
     A subclass creates its layers in this order (under a seed, the order of creation fixes
     the initial weights):
 
         super().__init__(vocab_size, embedding_dim, units, maxout_units, reset_after,
-                         dropout, **kwargs)           # checks the arguments, creates E
+                         dropout, tie_embeddings, **kwargs)   # checks the arguments, creates E
         ...its context layers...
         self.cell = self._gru_cell()
         ...any other layer...
-        self._add_deep_output()                        # U_o, V_o, C_o, maxout, W_o, dropouts
+        self._add_deep_output()             # U_o, V_o, C_o, maxout, W_o (or W_p), dropouts
 
     and implements `_build_context_layers` (returns the size of c), `prepare`, `_step_inputs`,
     `_advance` and `_readout` (with `_deep_output`).
@@ -39,9 +43,18 @@ class GRUMaxoutDecoder(DecoderBase):
     ENCODER_STATES = "[h]"  # what encoder_states holds, for the error message
 
     def __init__(
-        self, vocab_size, embedding_dim, units, maxout_units, reset_after, dropout, **kwargs
+        self,
+        vocab_size,
+        embedding_dim,
+        units,
+        maxout_units,
+        reset_after,
+        dropout,
+        tie_embeddings=False,
+        **kwargs,
     ):
         super().__init__(**kwargs)
+        self.tie_embeddings = bool(tie_embeddings)
         name = type(self).__name__
         sizes = check_sizes(name, vocab_size, embedding_dim, units)
         self.vocab_size, self.embedding_dim, self.units = sizes
@@ -64,7 +77,12 @@ class GRUMaxoutDecoder(DecoderBase):
         self.V_o = keras.layers.Dense(features, use_bias=False, dtype=policy, name="V_o")
         self.C_o = keras.layers.Dense(features, use_bias=False, dtype=policy, name="C_o")
         self.maxout = Maxout(2, dtype=policy, name="maxout")
-        self.W_o = keras.layers.Dense(self.vocab_size, dtype=policy, name="W_o")
+        if self.tie_embeddings:  # logits = [t W_p] E^T + b: E is the output matrix
+            self.W_p = readout_projection(
+                self.maxout_units, self.embedding_dim, "glorot_uniform", policy
+            )
+        else:
+            self.W_o = keras.layers.Dense(self.vocab_size, dtype=policy, name="W_o")
         # Dropout on E y and on t_i, both outside the recurrence (no per-step masks).
         self.embedding_dropout = keras.layers.Dropout(
             self.dropout, dtype=policy, name="embedding_dropout"
@@ -90,7 +108,14 @@ class GRUMaxoutDecoder(DecoderBase):
         self.U_o.build((None, self.units))
         self.V_o.build((None, self.embedding_dim))
         self.C_o.build((None, context_dim))
-        self.W_o.build((None, self.maxout_units))
+        if not self.tie_embeddings:
+            self.W_o.build((None, self.maxout_units))
+            return
+        if self.W_p is not None:
+            self.W_p.build((None, self.maxout_units))
+        self.output_bias = self.add_weight(
+            name="output_bias", shape=(self.vocab_size,), initializer="zeros"
+        )
 
     def initial_state(self, cache):
         return (ops.cast(cache["s_0"], self.compute_dtype),)
@@ -109,6 +134,8 @@ class GRUMaxoutDecoder(DecoderBase):
         """logits W_o t_i from s_{i-1}, E y_{i-1} and C_o c_i (each (B, [Tt,] ...))."""
         readout = self.U_o(s_prev) + self.V_o(embedded) + context_output  # t~_i (.., 2l)
         t = self.readout_dropout(self.maxout(readout), training=training)  # t_i (..., l)
+        if self.tie_embeddings:  # [t_i W_p] E^T + b
+            return tied_logits(t, self.embedding, self.output_bias, self.W_p, self.compute_dtype)
         return self.W_o(t)  # W_o t_i: (..., V)
 
     def get_config(self):
@@ -120,4 +147,5 @@ class GRUMaxoutDecoder(DecoderBase):
             "maxout_units": self.maxout_units,
             "reset_after": self.reset_after,
             "dropout": self.dropout,
+            "tie_embeddings": self.tie_embeddings,
         }

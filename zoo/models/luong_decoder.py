@@ -16,6 +16,7 @@ from zoo.models.recurrence import (
     lstm_update,
     project,
 )
+from zoo.models.tied_output import readout_projection, tied_logits
 
 
 @keras.saving.register_keras_serializable(package="zoo")
@@ -58,6 +59,10 @@ class LuongDecoder(DecoderBase):
         input_feeding: feed h~_{t-1} to the first layer (needs attention).
         init_scale: > 0 draws embeddings, LSTM and projection kernels uniformly in
             [-init_scale, init_scale] (the paper: 0.1); 0 keeps the Keras defaults.
+        tie_embeddings: the output layer reads the target embedding matrix E (Press and
+            Wolf 2017): logits_t = drop(h~_t) E^T + b, through a projection W_p (units ->
+            embedding_dim, no bias) when units != embedding_dim (`zoo.models.tied_output`);
+            W_s is then not created. Default False.
 
     Call: `logits = decoder(target_ids, memory, source_mask, encoder_states, training=None)`
         encoder_states [h_1, c_1, ..., h_L, c_L] each (B, units) -> logits (B, Tt, V).
@@ -81,11 +86,13 @@ class LuongDecoder(DecoderBase):
         attention=None,
         input_feeding=True,
         init_scale=0.0,
+        tie_embeddings=False,
         **kwargs,
     ):
         super().__init__(**kwargs)
         name = type(self).__name__
         sizes = check_sizes(name, vocab_size, embedding_dim, units)
+        self.tie_embeddings = bool(tie_embeddings)
         self.vocab_size, self.embedding_dim, self.units = sizes
         self.num_layers = check_num_layers(name, num_layers)
         self.dropout = check_rate(name, "dropout", dropout)
@@ -131,9 +138,12 @@ class LuongDecoder(DecoderBase):
                 dtype=policy,
                 name="W_c",
             )
-        self.W_s = keras.layers.Dense(
-            vocab_size, kernel_initializer=kernel_init, dtype=policy, name="W_s"
-        )
+        if self.tie_embeddings:  # logits = [h~ W_p] E^T + b: E is the output matrix
+            self.W_p = readout_projection(units, embedding_dim, kernel_init, policy)
+        else:
+            self.W_s = keras.layers.Dense(
+                vocab_size, kernel_initializer=kernel_init, dtype=policy, name="W_s"
+            )
 
     @property
     def _is_local(self):
@@ -159,7 +169,14 @@ class LuongDecoder(DecoderBase):
             if not self.attention.built:  # from_config may pass an already built layer
                 self.attention.build((None, self.units), tuple(memory_shape))
             self.W_c.build((None, memory_shape[-1] + self.units))
-        self.W_s.build((None, self.units))
+        if not self.tie_embeddings:
+            self.W_s.build((None, self.units))
+            return
+        if self.W_p is not None:
+            self.W_p.build((None, self.units))
+        self.output_bias = self.add_weight(
+            name="output_bias", shape=(self.vocab_size,), initializer="zeros"
+        )
 
     def prepare(self, memory, source_mask, encoder_states):
         """cache: memory, mask, keys (when attending) and h_1, c_1, ..., h_L, c_L."""
@@ -238,7 +255,12 @@ class LuongDecoder(DecoderBase):
 
     def _readout(self, inputs, features, cache, training=None):
         (attentional,) = features
-        return self.W_s(self.output_dropout(attentional, training=training))  # (..., V)
+        attentional = self.output_dropout(attentional, training=training)
+        if self.tie_embeddings:  # [drop(h~) W_p] E^T + b
+            return tied_logits(
+                attentional, self.embedding, self.output_bias, self.W_p, self.compute_dtype
+            )
+        return self.W_s(attentional)  # (..., V)
 
     def _lstm_sequence(self, i, params, projection, h, c):
         """Layer i+1 of the stack over a whole sequence, from its time-major input
@@ -298,4 +320,5 @@ class LuongDecoder(DecoderBase):
             else keras.saving.serialize_keras_object(attention),
             "input_feeding": self.input_feeding,
             "init_scale": self.init_scale,
+            "tie_embeddings": self.tie_embeddings,
         }

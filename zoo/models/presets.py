@@ -17,6 +17,11 @@ Sizes:
   embeddings, dropout 0.2, uniform init in [-0.1, 0.1], D = 10, reversed source, a
   unidirectional encoder, 50k vocabularies (pass the vocabulary sizes to `build`).
 
+Every preset takes `tie_embeddings` (default `TIE_EMBEDDINGS`, off: the papers' separate
+output matrix): the decoder's output layer reads the target embedding matrix (Press and
+Wolf 2017), through a projection to the embedding size where the readout is larger or
+smaller (Luong's h~ has `units` features, Bahdanau's maxout output `maxout_units`).
+
 `location` attention scores a fixed number of source positions: max_length = 32 (tiny),
 100 (base and paper; Luong et al. trained on sentences of at most 50 words, 100 leaves room
 for longer test sentences).
@@ -30,6 +35,7 @@ from zoo.models.build import build_bahdanau_rnnencdec, build_bahdanau_rnnsearch,
 
 SIZES = ("tiny", "base", "paper")
 DEFAULT_VOCAB_SIZES = {"bahdanau": 30000, "luong": 50000}  # the papers' vocabularies
+TIE_EMBEDDINGS = False  # the papers' models have an output matrix of their own
 
 
 # The papers' sizes, and the other sizes as departures from them (docstring above).
@@ -93,7 +99,7 @@ def _sized(paper, departures):
     """sizes(size) -> a new dict: the paper's values with the size's departures."""
 
     def sizes(size):
-        return {**paper, **departures[size]}
+        return {**paper, "tie_embeddings": TIE_EMBEDDINGS, **departures[size]}
 
     return sizes
 
@@ -171,7 +177,7 @@ def build(name, size="base", source_vocab_size=None, target_vocab_size=None, **o
         source_vocab_size, target_vocab_size: vocabulary sizes (ids 0-3 reserved).
         **overrides: any of the preset's arguments (see `preset_arguments(name)`), e.g.
             embedding_dim, units, num_layers, dropout, input_feeding, reverse_source, window,
-            score. An unknown name raises ValueError listing the valid ones.
+            score, tie_embeddings. An unknown name raises ValueError listing the valid ones.
 
     Returns:
         keras.Model: {"source_ids": (B, Ts) int32, "target_ids": (B, Tt) int32} -> logits

@@ -32,6 +32,8 @@ class RNNEncDecDecoder(GRUMaxoutDecoder):
         dropout: rate in [0, 1) applied in training to the target embeddings E y and to the
             maxout output t_i before W_o (default 0.0: the paper mentions none; the base
             presets use 0.3, which small corpora such as Multi30k need).
+        tie_embeddings: the output layer reads the target embeddings E instead of W_o
+            (Press and Wolf 2017; see `GRUMaxoutDecoder`). Default False.
 
     Call and step: see `DecoderBase` and `GRUMaxoutDecoder`. encoder_states [h_Tx (B, n_enc)]; cache: memory, mask,
     context c (B, context_units), s_0 (B, units); state: (s_{i-1},).
@@ -52,12 +54,20 @@ class RNNEncDecDecoder(GRUMaxoutDecoder):
         context_units=None,
         reset_after=False,
         dropout=0.0,
+        tie_embeddings=False,
         **kwargs,
     ):
         if context_units is not None:
             check_int(type(self).__name__, "context_units", context_units)
         super().__init__(
-            vocab_size, embedding_dim, units, maxout_units, reset_after, dropout, **kwargs
+            vocab_size,
+            embedding_dim,
+            units,
+            maxout_units,
+            reset_after,
+            dropout,
+            tie_embeddings=tie_embeddings,
+            **kwargs,
         )
         self.context_units = context_units
         policy = self.dtype_policy
