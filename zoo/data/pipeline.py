@@ -14,6 +14,11 @@ import tensorflow as tf
 
 from zoo.checks import check_int
 from zoo.constants import END_ID, PAD_ID, START_ID
+from zoo.data.subword_sampling import (
+    check_subword_regularization,
+    sampled_chunks,
+    sampling_tokenizers,
+)
 from zoo.text.preprocessor import TOKENIZE_BATCH, encode, token_lengths
 
 logger = logging.getLogger("zoo.data")
@@ -32,7 +37,11 @@ def encode_source(tokenizer, strings):
 
 def _target_rows(tokenizer, strings):
     """Target strings `(B,)` -> ragged `([START] + y, y + [END])`, int32."""
-    y = tokenizer.tokenize(strings)
+    return target_rows(tokenizer.tokenize(strings))
+
+
+def target_rows(y):
+    """Target ids, ragged `(B, None)` -> ragged `([START] + y, y + [END])`, int32."""
     rows = y.nrows()
     start = tf.fill([rows, 1], tf.constant(START_ID, tf.int32))
     end = tf.fill([rows, 1], tf.constant(END_ID, tf.int32))
@@ -74,6 +83,7 @@ def make_dataset(
     drop_remainder=False,
     shuffle_buffer=None,
     log_drops=True,
+    subword_regularization=0.0,
 ):
     """A `tf.data.Dataset` of training batches from parallel sentences.
 
@@ -117,6 +127,14 @@ def make_dataset(
         shuffle_buffer: shuffle buffer size; None shuffles the whole corpus.
         log_drops: log the pairs the length filter dropped (False when the same pairs were
             logged before, e.g. for a later epoch's dataset built with another seed).
+        subword_regularization: 0 (default): the exact segmentation, tokenized once. ALPHA > 0:
+            subword regularisation (Kudo 2018): each time a pair is read, its segmentation
+            is sampled by the SentencePiece unigram models (`nbest_size=-1`, smoothing
+            ALPHA; zoo.data.subword_sampling), in the tf.data graph. The pairs kept and the
+            batches per epoch are those of the exact segmentation; a sampled side longer
+            than `max_length` takes its exact segmentation. SentencePiece's sampler takes no
+            seed, so the segmentations differ between runs. Needs SentencePiece unigram
+            tokenizers and batching "pools" or "plain"; use it for training data only.
 
     Returns:
         `tf.data.Dataset` of `({"source_ids": (B, Ts), "target_ids": (B, Tt)},
@@ -138,9 +156,26 @@ def make_dataset(
     token_budget = check_int("make_dataset", "token_budget", token_budget, allow_none=True)
     shuffle_buffer = check_int("make_dataset", "shuffle_buffer", shuffle_buffer, allow_none=True)
     _check_batching(batching, token_budget)
+    alpha = check_subword_regularization("make_dataset", subword_regularization, batching)
+    samplers = sampling_tokenizers(source_tokenizer, target_tokenizer, alpha)
     indices, lengths = _usable_pairs(
         sources, targets, source_tokenizer, target_tokenizer, max_length, log_drops
     )
+    if samplers is not None:
+        dataset = sampled_chunks(
+            [sources[i] for i in indices], [targets[i] for i in indices],
+            (source_tokenizer, target_tokenizer), samplers, max_length, deterministic,
+            len(indices) if shuffle_buffer is None else shuffle_buffer, seed if shuffle else None,
+        ).map(lambda x, y: _features(x, *target_rows(y)))  # fmt: skip
+        longest = None if max_length is None else max_length + 1
+        if batching == "pools":
+            dataset = _sorted_pools(dataset, batch_size, pool_batches, longest, drop_remainder,
+                                    shuffle, seed, chunked=True)  # fmt: skip
+        else:
+            dataset = _plain_batches(_rows(dataset), batch_size, drop_remainder)
+        steps = epoch_steps([len(indices)], [batch_size], drop_remainder)
+        dataset = dataset.apply(tf.data.experimental.assert_cardinality(steps))
+        return dataset.prefetch(tf.data.AUTOTUNE)
     dataset = _tokenized(
         [sources[i] for i in indices],
         [targets[i] for i in indices],
@@ -255,9 +290,16 @@ def _tokenized(sources, targets, source_tokenizer, target_tokenizer, determinist
     dataset = dataset.batch(TOKENIZE_BATCH).map(
         tokenize, num_parallel_calls=tf.data.AUTOTUNE, deterministic=deterministic
     )
-    return dataset.unbatch().map(
-        lambda x, y_in, y_out: ({"source_ids": x, "target_ids": y_in}, y_out)
-    )
+    return dataset.unbatch().map(_features)
+
+
+def _features(x, y_in, y_out):
+    return {"source_ids": x, "target_ids": y_in}, y_out
+
+
+def _rows(chunks):
+    """Chunks of ragged rows -> single dense rows (what padded_batch takes)."""
+    return chunks.unbatch().map(lambda *pair: tf.nest.map_structure(tf.identity, pair))
 
 
 def _bucketed(dataset, longest, batch_size, bucket_width, token_budget, drop_remainder):
@@ -311,7 +353,12 @@ def _sorted_pools(
     def sorted_batches(features, target_out_ids):
         target_lengths = tf.cast(features["target_ids"].row_lengths(), tf.int32)
         source_lengths = tf.cast(features["source_ids"].row_lengths(), tf.int32)
-        order = tf.argsort(target_lengths * (longest + 2) + source_lengths, stable=True)
+        if longest is None:  # lengths not bounded: by source, then (stable) by target
+            by_source = tf.argsort(source_lengths, stable=True)
+            order = tf.gather(by_source, tf.argsort(tf.gather(target_lengths, by_source),
+                                                    stable=True))  # fmt: skip
+        else:
+            order = tf.argsort(target_lengths * (longest + 2) + source_lengths, stable=True)
         pairs = tf.shape(order, out_type=tf.int64)[0]
         full = pairs // batch_size
         sizes = tf.concat(

@@ -28,13 +28,18 @@ from zoo.data.pipeline import (
     _check_batching,
     _plain_batches,
     _sorted_pools,
-    _target_rows,
     bucket_counts,
     epoch_steps,
     report_usable,
+    target_rows,
     usable,
 )
 from zoo.data.streaming import check
+from zoo.data.subword_sampling import (
+    check_subword_regularization,
+    sampled_ids,
+    sampling_tokenizers,
+)
 
 DEFAULT_SHUFFLE_BUFFER = 100_000
 _UNBOUNDED = 1024  # the pools' sort key for max_length=None: lengths below this
@@ -122,6 +127,7 @@ def stream_dataset(
     deterministic=True,
     steps=None,
     counter=None,
+    subword_regularization=0.0,
 ):
     """A `tf.data.Dataset` of training batches read from `corpus` (a `StreamedCorpus`).
 
@@ -145,6 +151,9 @@ def stream_dataset(
             different numbers of batches. None (default): one pass.
         counter: a `zoo.data.StreamCounter` for the same `max_length`: counts the pairs the
             pipeline reads, keeps and drops as it reads them (None: not counted).
+        subword_regularization: 0 (default): the exact segmentation. ALPHA > 0: each pair's
+            segmentation sampled as it is read (as `make_dataset`'s; the length filter and
+            `counts` follow the exact segmentation, so the batches per epoch are the same).
         Other arguments: as `make_dataset`.
 
     Returns:
@@ -156,6 +165,8 @@ def stream_dataset(
     pool_batches = check_int("stream_dataset", "pool_batches", pool_batches)
     shuffle_buffer = check_int("stream_dataset", "shuffle_buffer", shuffle_buffer)
     _check_batching(batching, None)
+    alpha = check_subword_regularization("stream_dataset", subword_regularization, batching)
+    samplers = sampling_tokenizers(source_tokenizer, target_tokenizer, alpha)
     if counter is not None and counter.max_length != max_length:
         raise ValueError(
             f"stream_dataset: the counter counts for max_length={counter.max_length}, "
@@ -179,9 +190,12 @@ def stream_dataset(
     if shuffle:
         dataset = dataset.shuffle(shuffle_buffer, seed=seed, reshuffle_each_iteration=True)
     dataset = _tokenized_stream(
-        corpus, dataset, source_tokenizer, target_tokenizer, max_length, deterministic, counter
-    )
+        corpus, dataset, (source_tokenizer, target_tokenizer), max_length, deterministic,
+        counter, samplers,
+    )  # fmt: skip
     longest = _longest(counts) if counts is not None else (max_length or _UNBOUNDED) + 1
+    if samplers is not None and max_length is None:
+        longest = None  # sampled lengths are not bounded by the counts
     if batching == "pools":  # from the chunks: no step per pair (12k -> 34k pairs/s here)
         dataset = _sorted_pools(
             dataset, batch_size, pool_batches, longest, drop_remainder, shuffle, seed, chunked=True
@@ -242,18 +256,16 @@ def worker_stream(corpus, source_tokenizer, target_tokenizer, *, batch_size, ste
     return make
 
 
-def _tokenized_stream(
-    corpus, records, source_tokenizer, target_tokenizer, max_length, deterministic, counter
-):
+def _tokenized_stream(corpus, records, tokenizers, max_length, deterministic, counter, samplers):
     """Raw records -> chunks (ragged batches of up to TOKENIZE_BATCH rows) of the usable pairs
     as `({"source_ids", "target_ids"}, target_out_ids)`: normalised, tokenized and filtered
-    by length a chunk at a time (and counted, when `counter` is a `StreamCounter`)."""
+    by length a chunk at a time (and counted, when `counter` is a `StreamCounter`); with
+    `samplers`, the kept pairs take sampled segmentations (`sampled_ids`)."""
 
     def tokenize(*batch):
         sources, targets = corpus.pairs_of(*batch)
-        x = source_tokenizer.tokenize(sources)
-        y_in, y_out = _target_rows(target_tokenizer, targets)
-        source_lengths, target_lengths = x.row_lengths(), y_out.row_lengths() - 1
+        x, y = tokenizers[0].tokenize(sources), tokenizers[1].tokenize(targets)
+        source_lengths, target_lengths = x.row_lengths(), y.row_lengths()
         empty = (source_lengths == 0) | (target_lengths == 0)  # `usable`'s rule, in the graph
         too_long = tf.zeros_like(empty)
         if max_length is not None:
@@ -261,6 +273,10 @@ def _tokenized_stream(
         keep = ~(empty | too_long)
         if counter is not None:
             counter.add(empty, too_long)
+        if samplers is not None:
+            x = sampled_ids(sources, tokenizers[0], samplers[0], max_length, exact=x)
+            y = sampled_ids(targets, tokenizers[1], samplers[1], max_length, exact=y)
+        y_in, y_out = target_rows(y)
         x, y_in, y_out = (tf.ragged.boolean_mask(rows, keep) for rows in (x, y_in, y_out))
         return {"source_ids": x, "target_ids": y_in}, y_out
 
