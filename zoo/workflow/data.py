@@ -42,6 +42,7 @@ from zoo.text import load_tokenizer, train_tokenizer
 from zoo.training import PerWorkerDataset
 from zoo.workflow.data_flags import STREAM_ABOVE_MB
 from zoo.workflow.report import write_lines
+from zoo.workflow.training_flags import subword_regularization
 
 STREAM_ABOVE_BYTES = STREAM_ABOVE_MB * 2**20  # Multi30k's training files hold 4 MB
 COUNTS_FILE = "stream_counts.json"
@@ -166,9 +167,10 @@ def pipelines(args, train, val, tokenizers, out, chief, say):
             corpus.source, corpus.target, *tokenizers, batch_size=args.batch_size, **kwargs
         )
 
-    val_data = dataset(val, max_length=None, shuffle=False, batching="plain")
+    val_data = dataset(val, max_length=None, shuffle=False, batching="plain")  # exact pieces
+    sampling = dict(subword_regularization=subword_regularization(args, tokenizers))
     if isinstance(train, StreamedCorpus):
-        return _streamed(args, train, tokenizers, out, chief, say, val_data)
+        return _streamed(args, train, tokenizers, out, chief, say, val_data, sampling)
 
     def epoch_data(epoch):  # seeded per epoch: a resumed run sees the same batches
         return dataset(
@@ -179,6 +181,7 @@ def pipelines(args, train, val, tokenizers, out, chief, say):
             batching=args.batching,
             pool_batches=args.pool_batches,
             log_drops=epoch == 0,  # later epochs drop the same pairs: said once
+            **sampling,
         )
 
     first_epoch = epoch_data(0)
@@ -189,7 +192,7 @@ def pipelines(args, train, val, tokenizers, out, chief, say):
     return train_data, val_data, len(first_epoch), []
 
 
-def _streamed(args, train, tokenizers, out, chief, say, val_data):
+def _streamed(args, train, tokenizers, out, chief, say, val_data, sampling):
     """`pipelines` for a streamed training split. The drops are reported before training
     by the counting pass, or with --steps-per-epoch (no count) after the first epoch, from
     what it read (on one worker; under multiworker only the counting pass reports them)."""
@@ -210,6 +213,7 @@ def _streamed(args, train, tokenizers, out, chief, say, val_data):
             batching=args.batching,
             pool_batches=args.pool_batches,
             shuffle_buffer=args.shuffle_buffer,
+            **sampling,
         )
 
     if args.strategy == "multiworker":

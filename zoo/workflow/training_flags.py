@@ -1,5 +1,6 @@
 """The recipes' training flags: optimizer, schedule, batches, precision, distribution,
-gradient accumulation, the validation metric and early stopping, checkpoints and seeds.
+gradient accumulation, the validation metric and early stopping, subword regularisation,
+checkpoints and seeds.
 
 Their defaults are the training profiles of `zoo.training.profiles` (the recipes' defaults
 and, with `--optimizer paper`, the paper's own settings); `zoo.workflow.defaults` fills
@@ -9,6 +10,7 @@ them in after parsing, and the help texts render them.
 import argparse
 
 from zoo.checks import non_negative_float, non_negative_int, positive_float, positive_int
+from zoo.data import make_dataset
 from zoo.errors import UsageError
 from zoo.training import (
     LOSS_NORMALIZATIONS,
@@ -37,8 +39,43 @@ def add_training_flags(parser, family):
     add_optimizer_flags(training, family)
     add_schedule_flags(training, family)
     add_validation_flags(training)
+    add_subword_flags(training)
     add_checkpoint_flags(training)
     return training
+
+
+def add_subword_flags(training):
+    """--subword-regularization."""
+    training.add_argument(
+        "--subword-regularization",
+        type=non_negative_float,
+        default=library_default(make_dataset, "subword_regularization"),
+        metavar="ALPHA",
+        help="subword regularisation (Kudo 2018): each time a training pair is read, sample "
+        "its SentencePiece segmentation (unigram sampling over all segmentations, "
+        "probabilities to the power ALPHA: smaller is more varied; Kudo used 0.1 to 0.5). "
+        "Validation, test and translation use the exact segmentation. Needs --tokenizer "
+        "sentencepiece (a unigram model) and --batching pools or plain. SentencePiece's "
+        "sampler takes no seed: two runs with the same --seed differ. 0 = off (default: "
+        "%(default)g; measured results: docs/training.md)",
+    )
+
+
+def subword_regularization(args, tokenizers):
+    """--subword-regularization, checked against --batching and the run's tokenizers (a
+    `UsageError` naming what does not fit)."""
+    alpha = args.subword_regularization
+    if alpha > 0 and args.batching == "buckets":
+        raise UsageError(
+            f"--subword-regularization {alpha:g} changes the pairs' lengths each epoch, and "
+            "with them the number of batches of length buckets; use --batching pools or plain."
+        )
+    for tokenizer in tokenizers if alpha > 0 else ():
+        try:
+            tokenizer.sampling_tokenizer(alpha)
+        except ValueError as error:
+            raise UsageError(f"--subword-regularization {alpha:g}: {error}") from None
+    return alpha
 
 
 def add_validation_flags(training):
