@@ -21,6 +21,7 @@ from zoo.models.luong_decoder import LuongDecoder
 from zoo.models.maxout import Maxout
 from zoo.models.presets import (
     SIZES,
+    TIE_EMBEDDINGS,
     attention_presets,
     build,
     family,
@@ -30,6 +31,7 @@ from zoo.models.presets import (
 from zoo.models.reversal import reverse_padded
 from zoo.models.rnn_enc_dec_decoder import RNNEncDecDecoder
 from zoo.models.stacked_lstm_encoder import StackedLSTMEncoder
+from zoo.models.tied_output import with_tied_embeddings
 
 __all__ = [
     "model_dropout",
@@ -42,6 +44,7 @@ __all__ = [
     "Maxout",
     "RNNEncDecDecoder",
     "SIZES",
+    "TIE_EMBEDDINGS",
     "attention_presets",
     "StackedLSTMEncoder",
     "build",
@@ -52,4 +55,5 @@ __all__ = [
     "preset_arguments",
     "presets",
     "reverse_padded",
+    "with_tied_embeddings",
 ]

@@ -34,3 +34,24 @@ def tied_logits(x, embedding, bias, projection, dtype):
         x = projection(x)  # (..., m)
     matrix = ops.cast(embedding.embeddings, dtype)  # E (V, m)
     return ops.matmul(x, ops.transpose(matrix)) + ops.cast(bias, dtype)
+
+
+def with_tied_embeddings(model):
+    """A new, untrained translation model: `model`'s configuration with the decoder's
+    `tie_embeddings=True` (weights drawn anew). What `--tie-embeddings` does to a recipe's
+    model, whatever builder made it; a model already tied is returned as it is.
+
+    Raises ValueError when `model` has no layer "decoder" taking `tie_embeddings`.
+    """
+    config = model.get_config()
+    decoders = [layer for layer in config.get("layers", ()) if layer.get("name") == "decoder"]
+    if len(decoders) != 1 or "tie_embeddings" not in decoders[0]["config"]:
+        raise ValueError(
+            f"with_tied_embeddings needs a translation model whose layer 'decoder' takes "
+            f"tie_embeddings (LuongDecoder, BahdanauDecoder, RNNEncDecDecoder); got model "
+            f"{model.name!r} with layers {[layer.name for layer in model.layers]}."
+        )
+    if decoders[0]["config"]["tie_embeddings"]:
+        return model
+    decoders[0]["config"]["tie_embeddings"] = True
+    return type(model).from_config(config)

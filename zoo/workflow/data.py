@@ -116,13 +116,17 @@ def _tokenizer_sentences(args, train, say):
 
 
 def tokenizers(args, train, out, chief, say):
-    """The two tokenizers: reused from `out` on resume, else trained and saved there."""
+    """The two tokenizers: reused from `out` on resume, else trained and saved there. With
+    --shared-vocabulary one tokenizer trained on both sides of the sampled pairs, saved as
+    both source_tokenizer/ and target_tokenizer/ (the same files)."""
     directories = [os.path.join(out, "source_tokenizer"), os.path.join(out, "target_tokenizer")]
     if args.resume and all(os.path.exists(d) for d in directories):
         say(f"Tokenizers: reusing {directories[0]} and {directories[1]}")
         return [load_tokenizer(d) for d in directories]
-    made = []
     sides = _tokenizer_sentences(args, train, say)
+    if getattr(args, "shared_vocabulary", False):
+        return _shared_tokenizer(args, sides, directories, out, chief, say)
+    made = []
     for lang, sentences, directory in zip(
         (args.source_lang, args.target_lang), sides, directories, strict=True
     ):
@@ -140,6 +144,27 @@ def tokenizers(args, train, out, chief, say):
             _write_vocabulary(tokenizer, os.path.join(out, f"vocab.{lang}.txt"))
         made.append(tokenizer)
     return made
+
+
+def _shared_tokenizer(args, sides, directories, out, chief, say):
+    """[tokenizer, tokenizer]: one model trained on the source and target sentences together
+    (Press and Wolf 2017's shared vocabulary), saved in both tokenizer directories."""
+    langs = f"{args.source_lang!r} and {args.target_lang!r}"
+    say(f"Tokenizer: training one {args.vocab_size}-piece {args.tokenizer} model for {langs}")
+    source, target = sides
+    tokenizer = train_tokenizer(
+        args.tokenizer,
+        [*source, *target],
+        vocab_size=args.vocab_size,
+        lowercase=args.lowercase,
+        seed=args.seed,
+    )
+    if chief:
+        for directory, lang in zip(directories, (args.source_lang, args.target_lang), strict=True):
+            shutil.rmtree(directory, ignore_errors=True)
+            tokenizer.save(directory)
+            _write_vocabulary(tokenizer, os.path.join(out, f"vocab.{lang}.txt"))
+    return [tokenizer, tokenizer]
 
 
 def _vocabulary(tokenizer):

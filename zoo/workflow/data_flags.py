@@ -104,6 +104,14 @@ def add_text_flags(data):
         default="sentencepiece",
         help="subword model trained on the training split, one per language (default: %(default)s)",
     )
+    data.add_argument(
+        "--shared-vocabulary",
+        action="store_true",
+        help="one subword model trained on both languages' training text (both sides of the "
+        "--tokenizer-sample pairs), saved as source_tokenizer/ and target_tokenizer/, of "
+        "--vocab-size pieces; what three-way tied embeddings need (Press and Wolf 2017; "
+        "default: one model per language; see docs/training.md)",
+    )
     bahdanau, luong = DEFAULT_VOCAB_SIZES["bahdanau"], DEFAULT_VOCAB_SIZES["luong"]
     data.add_argument(
         "--vocab-size",

@@ -9,7 +9,7 @@ renders the presets' values (`zoo.models.preset_arguments`), and the search flag
 import argparse
 
 from zoo.checks import non_negative_float, non_negative_int, positive_int
-from zoo.models import SIZES, preset_arguments
+from zoo.models import SIZES, TIE_EMBEDDINGS, preset_arguments, with_tied_embeddings
 from zoo.search import defaults as search_defaults
 from zoo.workflow.flag_types import rate
 
@@ -93,6 +93,29 @@ def add_model_flags(parser, family, switches):
             help="half-width D of the local attention window, 10 in the paper (default: "
             f"{preset_default(family, 'window')})",
         )
+    add_tie_flag(model)
+
+
+def add_tie_flag(model):
+    """--tie-embeddings: every recipe has it (not a switch of the preset's sizes)."""
+    model.add_argument(
+        "--tie-embeddings",
+        action=argparse.BooleanOptionalAction,
+        default=TIE_EMBEDDINGS,
+        help="the decoder's output layer reads the target embedding matrix instead of a "
+        "matrix of its own (Press and Wolf 2017; Inan et al. 2017): logits = h E^T + b, "
+        "through a projection to the embedding size where the readout (Luong: h~, of "
+        "--size's units; Bahdanau: the maxout output) has another size; fewer parameters by "
+        f"vocabulary x embedding size (default: {'on' if TIE_EMBEDDINGS else 'off'}, as in "
+        "the papers; see docs/training.md)",
+    )
+
+
+def apply_model_flags(model, args):
+    """The recipe's `model`, tied (`zoo.models.with_tied_embeddings`) with --tie-embeddings."""
+    if getattr(args, "tie_embeddings", False):
+        return with_tied_embeddings(model)
+    return model
 
 
 def add_output_flags(parser, recipe):
