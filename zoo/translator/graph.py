@@ -14,6 +14,7 @@ from zoo.constants import END_ID, PAD_ID, START_ID
 from zoo.search import SearchSettings, sample, search
 from zoo.search.defaults import BAN_UNKNOWN, CONTROL_DEFAULTS, MIN_LENGTH, NO_REPEAT_NGRAM_SIZE
 from zoo.text.preprocessor import encode
+from zoo.translation import check_constraint_lists, check_prefixes, check_sentences
 
 # The inputs of the traced searches with a prefix or constraints (only those variants).
 PREFIX = tf.TensorSpec([None], tf.string, name="prefix")
@@ -57,6 +58,37 @@ def extra_tensors(rows):
                 padded[i, j, : len(ids)] = ids
         tensors.append(tf.constant(padded))
     return tensors
+
+
+def search_inputs(translator, sentences, min_length, ban_unknown, no_repeat_ngram_size, prefix,
+                  constraints):  # fmt: skip
+    """What a `Translator` call asks of the search besides its sentences, checked:
+    (controls, extras, names). `controls`: the decoding controls (`check_controls`);
+    `extras`: None when no sentence has a prefix or constraints, else per sentence a dict
+    of its prefix's text ("prefix") and its phrases' target ids ("constraints"); `names`:
+    the keys of those dicts, the traced search's extra inputs."""
+    controls = check_controls(min_length, ban_unknown, no_repeat_ngram_size)
+    sentences = check_sentences(sentences)
+    prefix = check_prefixes(prefix, len(sentences))
+    constraints = check_constraint_lists(constraints, len(sentences))
+    rows = [{} for _ in sentences]
+    if prefix is not None and any(prefix):
+        for row, text in zip(rows, prefix, strict=True):
+            row["prefix"] = text
+    if constraints is not None and any(constraints):
+        flat = [phrase for phrases in constraints for phrase in phrases]
+        tokenizer = translator.preprocessor.target_tokenizer
+        ids = tokenizer.tokenize(tf.constant(flat, tf.string)).to_list()
+        for phrase, phrase_ids in zip(flat, ids, strict=True):
+            if not phrase_ids:
+                raise ValueError(f"the constraint {phrase!r} has no target tokens.")
+        start = 0
+        for row, phrases in zip(rows, constraints, strict=True):
+            row["constraints"] = ids[start : start + len(phrases)]
+            start += len(phrases)
+    if not (rows and rows[0]):
+        return controls, None, ()
+    return controls, rows, tuple(rows[0])
 
 
 def search_result(

@@ -20,8 +20,6 @@ from zoo.search.defaults import (
 from zoo.text.preprocessor import Preprocessor
 from zoo.translation import (
     as_text,
-    check_constraint_lists,
-    check_prefixes,
     check_sentences,
     run_in_batches,
     to_translation,
@@ -206,8 +204,9 @@ class Translator(OutputFolder, Sampling, Scoring):
         """The `tf.function` `sentences (None,) tf.string -> dict` for `beam_size` (and with or
         without the attention weights), traced once (input signature with dynamic batch) and
         cached on the translator. `controls`: the decoding controls (a dict of
-        `check_controls`' keywords); `extras`: "prefix" and/or "constraints", the inputs
-        after the sentences it then takes (`PREFIX`, `CONSTRAINTS`)."""
+        `zoo.translator.graph.check_controls`' keywords); `extras`: "prefix" and/or
+        "constraints", the inputs after the sentences it then takes (`graph.PREFIX`, a
+        `tf.string` (None,), and `graph.CONSTRAINTS`, int32 (None, None, None) ids)."""
         beam_size = self.setting("beam_size", beam_size)
         attention = bool(attention)
 
@@ -216,33 +215,11 @@ class Translator(OutputFolder, Sampling, Scoring):
 
         return self._search_function((beam_size, attention), body, controls, extras)
 
-    def _extras(self, sentences, prefix, constraints):
-        """Per sentence, a dict of what `prefix` and `constraints` ask of it (the prefix's
-        text, the phrases' target ids), or None when neither asks anything."""
-        sentences = check_sentences(sentences)
-        prefix = check_prefixes(prefix, len(sentences))
-        constraints = check_constraint_lists(constraints, len(sentences))
-        rows = [{} for _ in sentences]
-        if prefix is not None and any(prefix):
-            for row, text in zip(rows, prefix, strict=True):
-                row["prefix"] = text
-        if constraints is not None and any(constraints):
-            flat = [phrase for phrases in constraints for phrase in phrases]
-            ids = self.target_tokenizer.tokenize(tf.constant(flat, tf.string)).to_list()
-            for phrase, phrase_ids in zip(flat, ids, strict=True):
-                if not phrase_ids:
-                    raise ValueError(f"the constraint {phrase!r} has no target tokens.")
-            start = 0
-            for row, phrases in zip(rows, constraints, strict=True):
-                row["constraints"] = ids[start : start + len(phrases)]
-                start += len(phrases)
-        return rows if rows and rows[0] else None
-
     # -- translation ---------------------------------------------------------------------------
     def _run(self, sentences, batch_size, progress, make, extras=None):
         """(sentences, one dict of NumPy outputs per sentence, in input order) of the graph
         function `make()` gives, over sorted batches (`run_in_batches`); `extras`: None,
-        or one dict per sentence of the extra inputs it takes (`_extras`)."""
+        or one dict per sentence of the extra inputs it takes (`graph.search_inputs`)."""
         sentences = check_sentences(sentences)
         batch_size = self.setting("batch_size", batch_size)
         if not sentences:
@@ -281,13 +258,6 @@ class Translator(OutputFolder, Sampling, Scoring):
         """NumPy int array: the number of source tokens of each sentence."""
         return self.preprocessor.source_lengths(check_sentences(sentences))
 
-    def _prepare(self, sentences, min_length, ban_unknown, no_repeat_ngram_size, prefix,
-                 constraints):  # fmt: skip
-        """(controls, extras or None) of a call: the decoding controls checked, and per
-        sentence its prefix and constraints (`_extras`)."""
-        controls = graph.check_controls(min_length, ban_unknown, no_repeat_ngram_size)
-        return controls, self._extras(sentences, prefix, constraints)
-
     def translate(
         self, sentences, beam_size=None, batch_size=None, progress=False,
         replace_unknown=False, dictionary=None, min_length=MIN_LENGTH, ban_unknown=BAN_UNKNOWN,
@@ -314,7 +284,8 @@ class Translator(OutputFolder, Sampling, Scoring):
             constraints: None, or one list per sentence of target phrases (str) that its
                 translation contains ([] for none): lexically constrained beam search
                 (`zoo.search.constraints`).
-        A sentence without a prefix or constraints translates exactly as without them.
+        A sentence without a prefix or constraints translates exactly as without them; one
+        with no source tokens still translates to "".
         """
         if dictionary is not None and not replace_unknown:
             raise ValueError("dictionary is used with replace_unknown=True only.")
@@ -326,8 +297,7 @@ class Translator(OutputFolder, Sampling, Scoring):
             return self.replace_unknown(translations, dictionary)
         # Text only: the search skips collecting attention weights (~10% of beam time).
         beam_size = self.setting("beam_size", beam_size)
-        controls, extras = self._prepare(sentences, *asked)
-        names = tuple(extras[0]) if extras else ()
+        controls, extras, names = graph.search_inputs(self, sentences, *asked)
         make = lambda: self.translate_function(beam_size, False, controls, names)  # noqa: E731
         _, outputs = self._run(sentences, batch_size, progress, make, extras)
         return [as_text(out["translation"]) for out in outputs]
@@ -359,10 +329,8 @@ class Translator(OutputFolder, Sampling, Scoring):
         """Like `translate`, but returns a `zoo.translation.Translation` per sentence (text,
         score, source/target pieces and the attention matrix, cropped to the real tokens)."""
         beam_size = self.setting("beam_size", beam_size)
-        controls, extras = self._prepare(
-            sentences, min_length, ban_unknown, no_repeat_ngram_size, prefix, constraints
-        )
-        names = tuple(extras[0]) if extras else ()
+        asked = (min_length, ban_unknown, no_repeat_ngram_size, prefix, constraints)
+        controls, extras, names = graph.search_inputs(self, sentences, *asked)
         make = lambda: self.translate_function(beam_size, True, controls, names)  # noqa: E731
         sentences, outputs = self._run(sentences, batch_size, progress, make, extras)
         return [to_translation(s, out) for s, out in zip(sentences, outputs, strict=True)]
@@ -383,16 +351,15 @@ class Translator(OutputFolder, Sampling, Scoring):
         n_best = beam_size if n_best is None else check_int(None, "n_best", n_best)
         if n_best > beam_size:
             raise ValueError(f"n_best must be at most the beam size ({beam_size}), got {n_best}.")
-        controls, extras = self._prepare(
-            sentences, min_length, ban_unknown, no_repeat_ngram_size, prefix, constraints
-        )
+        asked = (min_length, ban_unknown, no_repeat_ngram_size, prefix, constraints)
+        controls, extras, names = graph.search_inputs(self, sentences, *asked)
 
         def make():
             def body(sentences, **inputs):
                 return self.graph_translate_n_best(sentences, beam_size, n_best, **inputs)
 
             key = ("n_best", beam_size, n_best)
-            return self._search_function(key, body, controls, tuple(extras[0]) if extras else ())
+            return self._search_function(key, body, controls, names)
 
         _, outputs = self._run(sentences, batch_size, progress, make, extras)
         pairs = [zip(o["translations"], o["scores"], strict=True) for o in outputs]
