@@ -116,3 +116,16 @@ def test_help_shows_the_library_defaults(capsys):
     assert f"0: off; default: {defaults.MIN_LENGTH}" in text
     assert f"Paulus et al. 2017; 0: off; default: {defaults.NO_REPEAT_NGRAM_SIZE}" in text
     assert "never emit <unk>" in text and "--prefix FILE" in text and "--constraints FILE" in text
+
+
+def test_a_saved_model_refuses_the_controls_before_loading(capsys, tmp_path):
+    """A SavedModel's search is fixed at export: the flags are refused before it loads
+    (this folder is no real SavedModel: it is never read)."""
+    serving = tmp_path / "serving"
+    serving.mkdir()
+    (serving / "saved_model.pb").write_bytes(b"")
+    prefix = tmp_path / "prefix.en"
+    prefix.write_text("A\n", encoding="utf-8")
+    for flags in (["--min-length", "2"], ["--ban-unk"], ["--prefix", str(prefix)]):
+        err = _refused(["translate", str(serving), *flags, "a"], capsys)
+        assert f"{flags[0]} need the model folder, not a SavedModel" in err
