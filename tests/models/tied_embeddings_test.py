@@ -159,3 +159,75 @@ def test_gradients_of_the_output_reach_the_embedding_matrix():
         loss = tf.reduce_sum(logits * np.random.default_rng(0).normal(size=(1, 1, V)))
     gradient = np.asarray(tf.convert_to_tensor(tape.gradient(loss, decoder.embedding.embeddings)))
     assert np.all(np.abs(gradient).sum(axis=1) > 0)
+
+
+# Three-way tying: the source embeddings are the same matrix (one vocabulary).
+
+
+@pytest.mark.parametrize("name", TIED_PRESETS)
+def test_three_way_drops_the_source_matrix_too(name):
+    tied, three_way = tiny(name, True), tiny(name, "three_way")
+    assert type(three_way).__name__ == "ThreeWayTiedModel"
+    encoder, decoder = three_way.get_layer("encoder"), three_way.get_layer("decoder")
+    assert encoder.get_config()["shared_embedding"] is True
+    assert three_way.count_params() == tied.count_params() - V * encoder.embedding_dim
+    matrices = [w for w in three_way.weights if tuple(w.shape) == (V, decoder.embedding_dim)]
+    assert [w.path for w in matrices] == ["decoder/E/embeddings"]
+
+
+@pytest.mark.parametrize("name", ["luong_global_general", "bahdanau_rnnsearch"])
+def test_three_way_source_embeddings_are_the_decoder_matrix(name, tmp_path):
+    """Changing E changes the encoder's memory; save/load keeps the one shared matrix."""
+    model = tiny(name, "three_way")
+    source, target_in = batch()
+    encoder, decoder = model.get_layer("encoder"), model.get_layer("decoder")
+    memory = np.asarray(encoder(source)[0])
+    matrix = decoder.embedding.embeddings
+    matrix.assign(np.asarray(matrix) * 2.0)
+    assert not np.allclose(encoder(source)[0], memory)
+    inputs = {"source_ids": source, "target_ids": target_in}
+    path = tmp_path / "three_way.keras"
+    model.save(path)
+    loaded = keras.models.load_model(path, safe_mode=True)
+    assert type(loaded).__name__ == "ThreeWayTiedModel"
+    assert loaded.count_params() == model.count_params()
+    np.testing.assert_allclose(loaded(inputs), model(inputs), rtol=1e-6, atol=1e-6)
+    stepped, _ = stepwise_logits(loaded, source, target_in)
+    np.testing.assert_allclose(stepped, model(inputs), rtol=1e-5, atol=1e-5)
+    loaded_memory = np.asarray(loaded.get_layer("encoder")(source)[0])
+    loaded_matrix = loaded.get_layer("decoder").embedding.embeddings
+    loaded_matrix.assign(np.asarray(loaded_matrix) * 3.0)  # the loaded encoder reads it too
+    assert not np.allclose(loaded.get_layer("encoder")(source)[0], loaded_memory)
+
+
+def test_with_tied_embeddings_ties_a_built_model():
+    untied = tiny("luong_global_general", False)
+    tied = zoo_models().with_tied_embeddings(untied)
+    three_way = zoo_models().with_tied_embeddings(untied, three_way=True)
+    assert tied.count_params() == tiny("luong_global_general", True).count_params()
+    assert three_way.count_params() == tiny("luong_global_general", "three_way").count_params()
+    assert zoo_models().with_tied_embeddings(tied) is tied
+
+
+def zoo_models():
+    import zoo.models
+
+    return zoo.models
+
+
+def test_three_way_refuses_unequal_sizes_naming_both():
+    with pytest.raises(ValueError, match="source vocabulary size 11 and target vocabulary size 12"):
+        build("luong_base", "tiny", 11, 12, tie_embeddings="three_way")
+    untied = build("bahdanau_rnnsearch", "tiny", 11, 12)
+    with pytest.raises(ValueError, match="--shared-vocabulary"):
+        zoo_models().with_tied_embeddings(untied, three_way=True)
+    with pytest.raises(ValueError, match="tie_embeddings must be one of"):
+        build("luong_base", "tiny", 11, 11, tie_embeddings="both")
+
+
+def test_an_encoder_sharing_embeddings_outside_a_three_way_model_says_so():
+    from zoo.models import StackedLSTMEncoder
+
+    encoder = StackedLSTMEncoder(V, 8, 8, shared_embedding=True)
+    with pytest.raises(ValueError, match="only a ThreeWayTiedModel links"):
+        encoder(np.array([[5, 6]], "int32"))

@@ -56,8 +56,11 @@ def test_shared_vocabulary_and_tied_embeddings_train_export_and_translate(tiny_c
     assert decoder.tie_embeddings and decoder.vocab_size == len(vocabulary)
     assert metrics["parameters"] == model.count_params()
     untied = zoo.models.build("luong_base", "tiny", len(vocabulary), len(vocabulary))
-    m, d = decoder.embedding_dim, decoder.units
-    assert model.count_params() == untied.count_params() - d * len(vocabulary) + d * m
+    # Three-way: the output matrix (d x V) and the source embeddings (V x m) are gone; the
+    # projection W_p (d x m) maps h~ to the embedding size.
+    m, d, v = decoder.embedding_dim, decoder.units, len(vocabulary)
+    assert type(model).__name__ == "ThreeWayTiedModel"
+    assert model.count_params() == untied.count_params() - d * v + d * m - v * m
 
     translator = Translator.from_directory(str(out))
     assert len(translator.translate(["Ein Hund rennt."])) == 1
@@ -91,6 +94,7 @@ def test_flags_default_to_the_library_and_untied_models_are_unchanged():
     assert apply_model_flags(model, args) is model
     tied = apply_model_flags(model, parser.parse_args(["--tie-embeddings"]))
     assert tied.get_layer("decoder").tie_embeddings
+    assert not tied.get_layer("encoder").shared_embedding
     source = np.array([[5, 6, 0]], "int32")
     logits = tied({"source_ids": source, "target_ids": np.array([[1, 7]], "int32")})
     assert logits.shape == (1, 2, 20)

@@ -31,6 +31,7 @@ from zoo.models.presets import (
 from zoo.models.reversal import reverse_padded
 from zoo.models.rnn_enc_dec_decoder import RNNEncDecDecoder
 from zoo.models.stacked_lstm_encoder import StackedLSTMEncoder
+from zoo.models.three_way_tied_model import ThreeWayTiedModel
 from zoo.models.tied_output import with_tied_embeddings
 
 __all__ = [
@@ -47,6 +48,7 @@ __all__ = [
     "TIE_EMBEDDINGS",
     "attention_presets",
     "StackedLSTMEncoder",
+    "ThreeWayTiedModel",
     "build",
     "build_bahdanau_rnnencdec",
     "build_bahdanau_rnnsearch",

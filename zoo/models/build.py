@@ -15,8 +15,11 @@ from zoo.models.gru_encoder import GRUEncoder
 from zoo.models.luong_decoder import LuongDecoder
 from zoo.models.rnn_enc_dec_decoder import RNNEncDecDecoder
 from zoo.models.stacked_lstm_encoder import StackedLSTMEncoder
+from zoo.models.three_way_tied_model import ThreeWayTiedModel
+from zoo.models.tied_output import check_three_way
 
 LUONG_ATTENTIONS = ("none", "global", "local_m", "local_p")
+TIE_CHOICES = (False, True, "three_way")  # the builders' tie_embeddings
 
 
 def model_dropout(model):
@@ -34,11 +37,22 @@ def _inputs():
     return source_ids, target_ids
 
 
+def _three_way(tie_embeddings, source_vocab_size, target_vocab_size):
+    """Whether `tie_embeddings` (one of TIE_CHOICES) ties the source embeddings too."""
+    if tie_embeddings not in TIE_CHOICES:
+        raise ValueError(f"tie_embeddings must be one of {TIE_CHOICES}; got {tie_embeddings!r}.")
+    if tie_embeddings != "three_way":
+        return False
+    check_three_way(source_vocab_size, target_vocab_size)
+    return True
+
+
 def _model(encoder, decoder, name):
     source_ids, target_ids = _inputs()
     memory, source_mask, encoder_states = encoder(source_ids)
     logits = decoder(target_ids, memory, source_mask, encoder_states)
-    return keras.Model(
+    model_class = ThreeWayTiedModel if encoder.shared_embedding else keras.Model
+    return model_class(
         inputs={"source_ids": source_ids, "target_ids": target_ids}, outputs=logits, name=name
     )
 
@@ -62,7 +76,12 @@ def build_bahdanau_rnnsearch(
     embeddings and the maxout output (not in the paper; 0 reproduces it); `tie_embeddings`:
     the output layer reads the target embeddings (Press and Wolf 2017, `BahdanauDecoder`)."""
     encoder = BidirectionalGRUEncoder(
-        source_vocab_size, embedding_dim, encoder_units, dropout=dropout, name="encoder"
+        source_vocab_size,
+        embedding_dim,
+        encoder_units,
+        dropout=dropout,
+        shared_embedding=_three_way(tie_embeddings, source_vocab_size, target_vocab_size),
+        name="encoder",
     )
     decoder = BahdanauDecoder(
         target_vocab_size,
@@ -71,7 +90,7 @@ def build_bahdanau_rnnsearch(
         maxout_units,
         attention_units=attention_units,
         dropout=dropout,
-        tie_embeddings=tie_embeddings,
+        tie_embeddings=bool(tie_embeddings),
         name="decoder",
     )
     return _model(encoder, decoder, name)
@@ -93,7 +112,12 @@ def build_bahdanau_rnnencdec(
     state gives one fixed context c = tanh(V h_Tx) for a GRU decoder with maxout output;
     `tie_embeddings`: its output layer reads the target embeddings (`RNNEncDecDecoder`)."""
     encoder = GRUEncoder(
-        source_vocab_size, embedding_dim, encoder_units, dropout=dropout, name="encoder"
+        source_vocab_size,
+        embedding_dim,
+        encoder_units,
+        dropout=dropout,
+        shared_embedding=_three_way(tie_embeddings, source_vocab_size, target_vocab_size),
+        name="encoder",
     )
     decoder = RNNEncDecDecoder(
         target_vocab_size,
@@ -101,7 +125,7 @@ def build_bahdanau_rnnencdec(
         units,
         maxout_units,
         dropout=dropout,
-        tie_embeddings=tie_embeddings,
+        tie_embeddings=bool(tie_embeddings),
         name="decoder",
     )
     return _model(encoder, decoder, name)
@@ -149,7 +173,8 @@ def build_luong(
     "none" (the base system), "global" (§3.1, score dot/general/concat/location; location
     addresses at most `max_length` source words), "local_m" or "local_p" (§3.2, window D =
     `window`), and input feeding (§3.3); `tie_embeddings`: the output layer reads the target
-    embeddings (Press and Wolf 2017, `LuongDecoder`)."""
+    embeddings (Press and Wolf 2017, `LuongDecoder`), "three_way" the source's too
+    (`ThreeWayTiedModel`, one vocabulary)."""
     encoder = StackedLSTMEncoder(
         source_vocab_size,
         embedding_dim,
@@ -159,6 +184,7 @@ def build_luong(
         reverse_source=reverse_source,
         init_scale=init_scale,
         bidirectional=bidirectional,
+        shared_embedding=_three_way(tie_embeddings, source_vocab_size, target_vocab_size),
         name="encoder",
     )
     decoder = LuongDecoder(
@@ -170,7 +196,7 @@ def build_luong(
         attention=luong_attention_layer(attention, score, window, max_length, init_scale),
         input_feeding=input_feeding,
         init_scale=init_scale,
-        tie_embeddings=tie_embeddings,
+        tie_embeddings=bool(tie_embeddings),
         name="decoder",
     )
     return _model(encoder, decoder, name)

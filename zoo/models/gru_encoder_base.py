@@ -6,6 +6,7 @@ from keras import ops
 from zoo.checks import check_rate
 from zoo.constants import PAD_ID
 from zoo.models.checks import check_ids_rank, check_sizes
+from zoo.models.tied_output import source_embedding
 
 
 class GRUEncoderBase(keras.layers.Layer):
@@ -18,22 +19,35 @@ class GRUEncoderBase(keras.layers.Layer):
     one (B, units) tensor.
 
     Args: vocab_size, embedding_dim, units, reset_after (GRU variant; True is the one cuDNN
-    runs), dropout (on the source embeddings in training), as the subclasses document.
+    runs), dropout (on the source embeddings in training), as the subclasses document;
+    shared_embedding: no E of its own, the decoder's target embeddings read the source
+    (three-way tying, `zoo.models.ThreeWayTiedModel`).
     """
 
     GRU_NAMES = ()  # the subclass's GRU layers: attribute and layer names
     MEMORY_FACTOR = 1
 
-    def __init__(self, vocab_size, embedding_dim, units, reset_after=True, dropout=0.0, **kwargs):
+    def __init__(
+        self,
+        vocab_size,
+        embedding_dim,
+        units,
+        reset_after=True,
+        dropout=0.0,
+        shared_embedding=False,
+        **kwargs,
+    ):
         super().__init__(**kwargs)
         name = type(self).__name__
         sizes = check_sizes(name, vocab_size, embedding_dim, units)
         self.vocab_size, self.embedding_dim, self.units = sizes
         self.reset_after = bool(reset_after)
         self.dropout = check_rate(name, "dropout", dropout)
-        self.embedding = keras.layers.Embedding(
-            vocab_size, embedding_dim, dtype=self.dtype_policy, name="E"
-        )
+        self.shared_embedding = bool(shared_embedding)
+        if not self.shared_embedding:
+            self.embedding = keras.layers.Embedding(
+                vocab_size, embedding_dim, dtype=self.dtype_policy, name="E"
+            )
         self.embedding_dropout = keras.layers.Dropout(
             self.dropout, dtype=self.dtype_policy, name="embedding_dropout"
         )
@@ -50,7 +64,8 @@ class GRUEncoderBase(keras.layers.Layer):
 
     def build(self, source_ids_shape):
         check_ids_rank(type(self).__name__, "source_ids", source_ids_shape)
-        self.embedding.build(source_ids_shape)
+        if not self.shared_embedding:
+            self.embedding.build(source_ids_shape)
         sequence_shape = (source_ids_shape[0], source_ids_shape[1], self.embedding_dim)
         for gru_name in self.GRU_NAMES:
             getattr(self, gru_name).build(sequence_shape)
@@ -59,7 +74,8 @@ class GRUEncoderBase(keras.layers.Layer):
         """The source mask, bool (B, Ts), and the embedded source drop(E x) (B, Ts, m)."""
         source_ids = ops.cast(source_ids, "int32")
         mask = ops.not_equal(source_ids, PAD_ID)  # (B, Ts)
-        return mask, self.embedding_dropout(self.embedding(source_ids), training=training)
+        embedded = source_embedding(self)(source_ids)
+        return mask, self.embedding_dropout(embedded, training=training)
 
     @staticmethod
     def _masked(memory, mask):
@@ -83,4 +99,5 @@ class GRUEncoderBase(keras.layers.Layer):
             "units": self.units,
             "reset_after": self.reset_after,
             "dropout": self.dropout,
+            "shared_embedding": self.shared_embedding,
         }

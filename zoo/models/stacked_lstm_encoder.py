@@ -10,6 +10,7 @@ from zoo.models.checks import check_ids_rank, check_sizes
 from zoo.models.lstm_stack import check_num_layers, stack_dropouts, stack_lstm, uniform_embedding
 from zoo.models.recurrence import run_rnn
 from zoo.models.reversal import lengths_from_mask, reverse_padded
+from zoo.models.tied_output import source_embedding
 
 
 @keras.saving.register_keras_serializable(package="zoo")
@@ -40,6 +41,8 @@ class StackedLSTMEncoder(keras.layers.Layer):
         init_scale: > 0 draws embeddings and LSTM kernels uniformly in [-init_scale,
             init_scale] (the paper: 0.1); 0 keeps the Keras defaults.
         bidirectional: layer 1 reads both ways (units / 2 per direction; units must be even).
+        shared_embedding: no embedding of its own: the source is read with the decoder's
+            target embedding matrix (three-way tying, `zoo.models.ThreeWayTiedModel`).
 
     Call: `memory, source_mask, encoder_states = encoder(source_ids, training=None)`
         memory (B, Ts, units): top layer states aligned with source positions (zeros at
@@ -62,6 +65,7 @@ class StackedLSTMEncoder(keras.layers.Layer):
         reverse_source=False,
         init_scale=0.0,
         bidirectional=False,
+        shared_embedding=False,
         **kwargs,
     ):
         super().__init__(**kwargs)
@@ -80,7 +84,9 @@ class StackedLSTMEncoder(keras.layers.Layer):
                 f"be even; got units={units}."
             )
         policy = self.dtype_policy
-        self.embedding = uniform_embedding(vocab_size, embedding_dim, self.init_scale, policy)
+        self.shared_embedding = bool(shared_embedding)
+        if not self.shared_embedding:
+            self.embedding = uniform_embedding(vocab_size, embedding_dim, self.init_scale, policy)
         first = [("lstm_1_forward", units // 2), ("lstm_1_backward", units // 2)]
         layers = (first if self.bidirectional else [("lstm_1", units)]) + [
             (f"lstm_{i + 1}", units) for i in range(1, num_layers)
@@ -96,7 +102,8 @@ class StackedLSTMEncoder(keras.layers.Layer):
 
     def build(self, source_ids_shape):
         check_ids_rank(type(self).__name__, "source_ids", source_ids_shape)
-        self.embedding.build(source_ids_shape)
+        if not self.shared_embedding:
+            self.embedding.build(source_ids_shape)
         batch, length = source_ids_shape
         first = 2 if self.bidirectional else 1
         for lstm in self.lstms[:first]:
@@ -111,7 +118,7 @@ class StackedLSTMEncoder(keras.layers.Layer):
         if self.reverse_source:
             source_ids = reverse_padded(source_ids, lengths)  # backwards, padding at the end
         # The layers run time-major: no transposes between them, one for the memory.
-        x = self.embedding(ops.transpose(source_ids))  # (Ts, B, m)
+        x = source_embedding(self)(ops.transpose(source_ids))  # (Ts, B, m)
         x = self.dropouts[0](x, training=training)
         if self.bidirectional:
             x, states = self._bidirectional_layer(x, mask, lengths, training)
@@ -163,4 +170,5 @@ class StackedLSTMEncoder(keras.layers.Layer):
             "reverse_source": self.reverse_source,
             "init_scale": self.init_scale,
             "bidirectional": self.bidirectional,
+            "shared_embedding": self.shared_embedding,
         }

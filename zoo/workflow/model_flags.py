@@ -106,15 +106,19 @@ def add_tie_flag(model):
         "matrix of its own (Press and Wolf 2017; Inan et al. 2017): logits = h E^T + b, "
         "through a projection to the embedding size where the readout (Luong: h~, of "
         "--size's units; Bahdanau: the maxout output) has another size; fewer parameters by "
-        f"vocabulary x embedding size (default: {'on' if TIE_EMBEDDINGS else 'off'}, as in "
-        "the papers; see docs/training.md)",
+        "vocabulary x embedding size; with --shared-vocabulary the source embeddings too "
+        f"(three-way tying) (default: {'on' if TIE_EMBEDDINGS else 'off'}, as in the papers; "
+        "see docs/training.md)",
     )
 
 
 def apply_model_flags(model, args):
-    """The recipe's `model`, tied (`zoo.models.with_tied_embeddings`) with --tie-embeddings."""
+    """The recipe's `model`, tied with --tie-embeddings (`zoo.models.with_tied_embeddings`):
+    the target embeddings and the output layer, and with --shared-vocabulary the source
+    embeddings too (three-way)."""
     if getattr(args, "tie_embeddings", False):
-        return with_tied_embeddings(model)
+        three_way = bool(getattr(args, "shared_vocabulary", False))
+        return with_tied_embeddings(model, three_way=three_way)
     return model
 
 
