@@ -1,5 +1,5 @@
-"""Three-way tied embeddings (Press and Wolf 2017, section 5): one matrix for the source
-embeddings, the target embeddings and the output layer, over one shared vocabulary."""
+"""Three-way tied embeddings (Press and Wolf 2017, "three-way weight tying"): one matrix for
+the source embeddings, the target embeddings and the output layer, over one vocabulary."""
 
 import keras
 
