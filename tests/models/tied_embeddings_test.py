@@ -231,3 +231,33 @@ def test_an_encoder_sharing_embeddings_outside_a_three_way_model_says_so():
     encoder = StackedLSTMEncoder(V, 8, 8, shared_embedding=True)
     with pytest.raises(ValueError, match="only a ThreeWayTiedModel links"):
         encoder(np.array([[5, 6]], "int32"))
+
+
+@pytest.mark.parametrize("tie", [True, "three_way"])
+@pytest.mark.parametrize("name", ["luong_local_p_general", "bahdanau_rnnsearch"])
+def test_step_readout_rows_read_the_tied_matrix(name, tie):
+    """`step(..., readout_rows=r)`, search's output layer for live rows only, gives those
+    rows of the full tied step."""
+    model = tiny(name, tie)
+    source, target_in = batch()
+    encoder, decoder = model.get_layer("encoder"), model.get_layer("decoder")
+    cache = decoder.prepare(*encoder(source))
+    state = decoder.initial_state(cache)
+    _, state, _ = decoder.step(target_in[:, 0], state, cache)
+    rows = np.array([3, 0], "int32")
+    full, _, _ = decoder.step(target_in[:, 1], state, cache)
+    some, _, _ = decoder.step(target_in[:, 1], state, cache, readout_rows=rows)
+    np.testing.assert_allclose(some, np.asarray(full)[rows], rtol=1e-5, atol=1e-6)
+
+
+def test_tied_model_under_mixed_precision():
+    keras.mixed_precision.set_global_policy("mixed_float16")
+    try:
+        model = tiny("luong_global_general", "three_way")
+        source, target_in = batch()
+        logits = model({"source_ids": source, "target_ids": target_in})
+        stepped, _ = stepwise_logits(model, source, target_in)
+    finally:
+        keras.mixed_precision.set_global_policy("float32")
+    assert logits.dtype == "float16" and np.all(np.isfinite(np.asarray(logits)))
+    np.testing.assert_allclose(stepped, np.asarray(logits), rtol=2e-2, atol=2e-2)
