@@ -22,8 +22,9 @@ def check_subword_regularization(owner, alpha, batching):
     if alpha > 0 and batching == "buckets":
         raise ValueError(
             f"{owner}: subword_regularization={alpha:g} samples new lengths each epoch, which "
-            "would change the number of batches of length buckets; use batching='pools' (the "
-            "default) or 'plain', or subword_regularization=0."
+            "would change the number of batches of length buckets (received "
+            "batching='buckets'); use batching='pools' (the default) or 'plain', or "
+            "subword_regularization=0."
         )
     return alpha
 
