@@ -107,3 +107,27 @@ def test_tying_a_model_without_a_tieable_decoder_is_refused():
     model = keras.Model(inputs, keras.layers.Dense(2, name="dense")(inputs))
     with pytest.raises(ValueError, match="'decoder' takes tie_embeddings"):
         zoo.models.with_tied_embeddings(model)
+
+
+def test_the_shared_tokenizer_learns_both_sides_of_the_sampled_pairs(tmp_path):
+    """--tokenizer-sample bounds pairs: both sides of the same sampled pairs, and only
+    they, make the one vocabulary (a word tokenizer keeps every word it saw)."""
+    from zoo.data.corpus import Corpus
+    from zoo.workflow.data import tokenizers
+
+    source = [f"quelle{i} wort{i}" for i in range(40)]
+    target = [f"source{i} word{i}" for i in range(40)]
+    train = Corpus("toy", "de", "en", "train", source, target)
+    args = argparse.Namespace(
+        resume=False, shared_vocabulary=True, tokenizer="word", vocab_size=1000,
+        lowercase=False, seed=0, tokenizer_sample=6, source_lang="de", target_lang="en",
+    )  # fmt: skip
+    made = tokenizers(args, train, str(tmp_path), True, lambda message: None)
+    assert made[0] is made[1]
+    vocabulary = (tmp_path / "vocab.de.txt").read_text(encoding="utf-8").splitlines()[4:]
+    assert vocabulary == (tmp_path / "vocab.en.txt").read_text(encoding="utf-8").splitlines()[4:]
+    assert len(vocabulary) == 4 * 6  # two words a side, six pairs
+    pairs = {word[len("quelle") :] for word in vocabulary if word.startswith("quelle")}
+    for i in pairs:  # every sampled pair gave its four words, of both languages
+        assert {f"quelle{i}", f"wort{i}", f"source{i}", f"word{i}"} <= set(vocabulary)
+    assert len(pairs) == 6
