@@ -7,6 +7,8 @@ Corpora too large for memory: `open_stream(...)` -> `StreamedCorpus`, `count_str
 `stream_dataset(...)` -> the same batches, read from disk each epoch (zoo.data.streaming);
 `worker_stream(...)` -> each worker's shard of them, for multi-worker training;
 `StreamCounter` counts the pairs a stream reads and drops as it trains.
+Both pipelines take `subword_regularization=ALPHA`: the training pairs' SentencePiece
+segmentations sampled each time they are read (zoo.data.subword_sampling).
 Local corpora live in `$ZOO_DATA_DIR` (default: `shared/data` beside the checkout).
 """
 
