@@ -13,9 +13,9 @@ import pytest
 import tensorflow as tf
 
 from zoo.constants import END_ID, PAD_ID, START_ID
-from zoo.data import count_stream, make_dataset, open_stream, stream_dataset
+from zoo.data import count_stream, encode_source, make_dataset, open_stream, stream_dataset
 from zoo.errors import UsageError
-from zoo.text import train_tokenizer
+from zoo.text import load_tokenizer, train_tokenizer
 from zoo.workflow import add_mode_argument, make_parser, resolve_defaults
 from zoo.workflow import data as recipe_data
 from zoo.workflow.training_flags import subword_regularization
@@ -172,6 +172,19 @@ def test_validation_batches_keep_the_exact_segmentation(tmp_path, small_corpus, 
     assert steps == len(train_data(0)) == 4
     epochs = [Counter(epoch_rows(train_data(0))[0]) for _ in range(2)]
     assert epochs[0] != epochs[1]  # the training pairs are sampled anew when read again
+
+
+def test_the_tokenizers_translation_uses_stay_exact(tmp_path, small_corpus, tokenizer_pair):
+    tokenizer, text = tokenizer_pair[0], small_corpus.source[:16]
+    exact = tokenizer.tokenize(text).to_list()
+    sampler = tokenizer.sampling_tokenizer(ALPHA)
+    assert sampler.sampling_alpha == ALPHA and tokenizer.sampling_alpha == 0
+    assert any(sampler.tokenize(text).to_list() != exact for _ in range(3))
+    assert tokenizer.tokenize(text).to_list() == exact
+    # The source rows of the Translator and the SavedModel (zoo.text.preprocessor.encode).
+    assert rows(encode_source(tokenizer, text).numpy()) == [tuple(row) for row in exact]
+    sampler.save(tmp_path / "saved")  # a sampler saves its model, which loads exact
+    assert load_tokenizer(tmp_path / "saved").tokenize(text).to_list() == exact
 
 
 def test_refused_where_it_cannot_sample(small_corpus, tokenizer_pair):
