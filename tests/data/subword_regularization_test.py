@@ -96,6 +96,13 @@ def test_pools_keep_the_exact_pairs_and_the_length_limit(small_corpus, tokenizer
         # The same pairs as the exact pipeline keeps (each spelled by its own pieces).
         assert Counter(texts(source_tok, sources)) == Counter(texts(source_tok, exact_sources))
         assert Counter(texts(target_tok, outs)) == Counter(texts(target_tok, exact_outs))
+    # No length limit: the pools sort by (target, source) all the same.
+    unbounded = make_dataset(pairs.source, pairs.target, *tokenizer_pair, **{**kwargs,
+                             "max_length": None}, subword_regularization=ALPHA)  # fmt: skip
+    for features, target_out in unbounded.as_numpy_iterator():
+        keys = zip(rows(target_out), rows(features["source_ids"]), strict=True)
+        lengths = [(len(target), len(source)) for target, source in keys]
+        assert lengths == sorted(lengths)
 
 
 def test_off_gives_the_exact_batches(small_corpus, tokenizer_pair):
