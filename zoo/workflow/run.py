@@ -28,6 +28,7 @@ from zoo.models import model_dropout
 from zoo.training.profiles import OPTIMIZER_DESCRIPTIONS
 from zoo.workflow import data as recipe_data
 from zoo.workflow.arguments import make_parser, resolve_defaults
+from zoo.workflow.model_flags import apply_model_flags
 from zoo.workflow.out_lock import OutLock
 from zoo.workflow.report import evaluate_and_report
 from zoo.workflow.run_record import RESUMABLE_CHANGES, RUN_FILE, RunRecord
@@ -173,7 +174,9 @@ def _locked_run(build_model, args, strategy, chief, say, started, out):
     record.phase_done("pipelines")
     steps_per_epoch = training.updates_per_epoch(steps_per_epoch, args.accumulate_steps)
     with strategy.scope():
-        model = build_model(args, tokenizers[0].vocab_size, tokenizers[1].vocab_size)
+        model = apply_model_flags(
+            build_model(args, tokenizers[0].vocab_size, tokenizers[1].vocab_size), args
+        )
         dropout = model_dropout(model)
         optimizer = training.make_optimizer(
             args.optimizer,
