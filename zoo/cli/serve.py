@@ -36,7 +36,8 @@ def add_serve_command(commands):
         help="serve translations as JSON over HTTP (zoo.server)",
         description='Answer POST /translate {"sentences": [...]} (Content-Type: '
         'application/json) with {"translations": [...]} (also n_best, alignments, '
-        "replace_unknown, sample; GET /health, GET /config, and a page at GET /). Requests "
+        "replace_unknown, sample, the decoding controls, prefix and constraints; GET "
+        "/health, GET /config, and a page at GET /). Requests "
         "with the same options that arrive within --max-wait-ms are translated in one "
         "batch. See docs/serving.md for the protocol, the limits and the error statuses. "
         "Stop with Ctrl-C.",
