@@ -96,6 +96,17 @@ def _dense(gradient):
     return gradient
 
 
+def _objective(targets, logits, label_smoothing):
+    """(objective, loss_sum, correct, tokens) of a batch: the summed cross-entropy over its
+    real target tokens, label-smoothed when asked (the objective), and the plain sum, the
+    correct predictions and the tokens that the metrics report."""
+    loss_sum, correct, tokens = masked_token_stats(targets, logits)
+    objective = loss_sum
+    if label_smoothing:
+        objective = masked_smoothed_loss_sum(targets, logits, label_smoothing)
+    return objective, loss_sum, correct, tokens
+
+
 def _clip_after_all_reduce(grads, trainable, optimizer, context, replicas):
     """The summed gradient clipped to the optimizer's global norm, 1/n of it per replica
     (below the threshold, so Keras' own per-replica clipping leaves it unchanged)."""
@@ -158,10 +169,7 @@ def make_train_step(
         context = tf.distribute.get_replica_context()
         with tf.GradientTape() as tape:
             logits = model(inputs, training=True)
-            loss_sum, correct, tokens = masked_token_stats(targets, logits)
-            objective = loss_sum
-            if label_smoothing:
-                objective = masked_smoothed_loss_sum(targets, logits, label_smoothing)
+            objective, loss_sum, correct, tokens = _objective(targets, logits, label_smoothing)
             denominator = context.all_reduce(_SUM, loss_denominator(targets, loss_normalization))
             loss = objective / tf.maximum(denominator, 1.0)
             scaled_loss = optimizer.scale_loss(loss)
@@ -220,10 +228,7 @@ def _accumulating_step(model, optimizer, strategy, label_smoothing, loss_normali
     def batch_gradients(inputs, targets, denominator):
         with tf.GradientTape() as tape:
             logits = model(inputs, training=True)
-            loss_sum, correct, tokens = masked_token_stats(targets, logits)
-            objective = loss_sum
-            if label_smoothing:
-                objective = masked_smoothed_loss_sum(targets, logits, label_smoothing)
+            objective, loss_sum, correct, tokens = _objective(targets, logits, label_smoothing)
             scaled_loss = optimizer.scale_loss(objective / denominator)
         grads = [_dense(g) for g in tape.gradient(scaled_loss, trainable)]
         grads = [
