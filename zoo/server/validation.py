@@ -112,19 +112,7 @@ def _sentences(value, limits):
                 f'"sentences" must be a list of strings, received {describe(sentence)} at '
                 f"index {index}."
             )
-        if len(sentence) > limits.max_sentence_chars:
-            raise RequestError(
-                f"sentences[{index}] has {len(sentence)} characters; this server takes at "
-                f"most {limits.max_sentence_chars} a sentence (max_sentence_chars).",
-                status=413,
-            )
-        try:
-            sentence.encode("utf-8")
-        except UnicodeEncodeError as error:  # a lone surrogate, e.g. "\ud800"
-            raise RequestError(
-                f"sentences[{index}] is not valid Unicode text: {error.reason} at character "
-                f"{error.start}."
-            ) from None
+        _check_length_and_unicode(f"sentences[{index}]", sentence, limits, " a sentence")
     return value
 
 
@@ -133,19 +121,25 @@ def _text(name, value, limits):
     naming `name`."""
     if not isinstance(value, str):
         raise RequestError(f'"{name}" must be a string, received {describe(value)}.')
-    if len(value) > limits.max_sentence_chars:
+    _check_length_and_unicode(name, value, limits)
+    return value
+
+
+def _check_length_and_unicode(label, text, limits, unit=""):
+    """A RequestError naming `label` when `text` has more than `max_sentence_chars`
+    characters (413) or is not valid Unicode (a lone surrogate, e.g. "\ud800")."""
+    if len(text) > limits.max_sentence_chars:
         raise RequestError(
-            f"{name} has {len(value)} characters; this server takes at most "
-            f"{limits.max_sentence_chars} (max_sentence_chars).",
+            f"{label} has {len(text)} characters; this server takes at most "
+            f"{limits.max_sentence_chars}{unit} (max_sentence_chars).",
             status=413,
         )
     try:
-        value.encode("utf-8")
+        text.encode("utf-8")
     except UnicodeEncodeError as error:
         raise RequestError(
-            f"{name} is not valid Unicode text: {error.reason} at character {error.start}."
+            f"{label} is not valid Unicode text: {error.reason} at character {error.start}."
         ) from None
-    return value
 
 
 def _per_sentence(name, value, count, what):
