@@ -3,12 +3,14 @@ decoding controls min_length, ban_unknown and no_repeat_ngram_size, and forced t
 prefixes) and sampling (temperature, top-k, top-p) over a model's decoder step
 (docs/design.md).
 
-`search(model, source_ids, ...)` is the entry; `SearchSettings` lists its settings, whose
-defaults live in `zoo.search.defaults`; `samplers` holds keras-hub's sampler names.
+`search(model, source_ids, ...)` is the entry, on TensorFlow, JAX and PyTorch alike;
+`SearchSettings` lists its settings, whose defaults live in `zoo.search.defaults`;
+`compile_search(model, settings)` is the search compiled for the Keras backend (what
+`search` runs); `samplers` holds keras-hub's sampler names.
 """
 
 from zoo.search import defaults, samplers
-from zoo.search.compile import search_function
+from zoo.search.compile import compile_search, search_function
 from zoo.search.decoding import beam_search, greedy_search, search
 from zoo.search.penalties import length_penalty_factor
 from zoo.search.samplers import (
@@ -32,6 +34,7 @@ __all__ = [
     "TopPSampler",
     "beam_search",
     "check_sampling",
+    "compile_search",
     "defaults",
     "greedy_search",
     "length_penalty_factor",

@@ -29,8 +29,6 @@ gets no translation (length 0, score -inf).
 as greedy search does); a sentence without constraints translates exactly as without them.
 """
 
-import weakref
-
 import numpy as np
 from keras import ops
 
@@ -270,37 +268,3 @@ class ConstrainedBeamSearch(BeamSearch):
         if self.skip_ended and self.stop_early:
             out["inactive"] = ops.logical_or(dead, ops.repeat(self.decided(out), k, axis=0))
         return out
-
-
-# Compiled (XLA) constrained searches, per model and settings.
-_COMPILED = weakref.WeakKeyDictionary()
-
-
-def constrained_search(model, source_ids, settings, prefix, constraints):
-    """`ConstrainedBeamSearch` on (B, Ts) int32 `source_ids` with `settings`, `prefix`
-    (None or (B, P)) and `constraints` ((B, C, L)): the dict of fixed-size buffers, as
-    `zoo.search.compile.padded_search` returns them; compiled with XLA (cached per model
-    and settings) with `settings.jit_compile`."""
-
-    def run(source_ids, prefix, constraints, skip_ended=True):
-        loop = ConstrainedBeamSearch(
-            model, source_ids, settings, True, skip_ended, prefix, constraints
-        )
-        return loop.run()
-
-    if not settings.jit_compile:
-        return run(source_ids, prefix, constraints)
-    import tensorflow as tf  # XLA compilation needs tf.function
-
-    try:
-        per_model = _COMPILED.setdefault(model, {})
-    except TypeError:  # not weak-referenceable: compile without caching
-        per_model = {}
-    if settings not in per_model:
-        per_model[settings] = tf.function(
-            lambda s, p, c: run(s, p, c, skip_ended=False),
-            jit_compile=True,
-            reduce_retracing=True,
-            autograph=False,
-        )
-    return per_model[settings](source_ids, prefix, constraints)

@@ -1,18 +1,20 @@
 """Greedy and beam search over the decoder's step function (docs/design.md, "Search"):
-`search`, the entry that checks its arguments and runs the search eagerly, inside
-`tf.function` or compiled with XLA, and its two spellings `greedy_search` and `beam_search`.
+`search`, the entry that checks its arguments and runs the search compiled for the Keras
+backend (`zoo.search.compile.compile_search`: on TensorFlow eagerly, inside `tf.function`
+or with XLA; `jax.jit` on JAX; `torch.no_grad` on PyTorch), and its two spellings
+`greedy_search` and `beam_search`.
 
 The parts: `settings` (the settings, checked once), `loop` (what greedy and beam share: the
 encoded source, the decoder step, the length limits), `greedy` and `beam` (the two loops),
 `top_k` (the chunked top-k of a step), `controls` (the decoding controls and the forced
 prefix: what a step may emit), `constraints` (lexically constrained beam search),
 `penalties` (GNMT's length and coverage penalties),
-`compile` (the fixed-size buffers, the compiled and traced searches).
+`compile` (the fixed-size buffers, the search compiled per backend, the traced search).
 """
 
 from zoo.search import defaults
-from zoo.search.compile import compiled_search, empty_result, padded_search, trim
-from zoo.search.constraints import check_constraints, constrained_search
+from zoo.search.compile import compile_search, empty_result, trim
+from zoo.search.constraints import check_constraints
 from zoo.search.controls import check_prefix, target_vocab_size
 from zoo.search.settings import SearchSettings, check_model, check_source
 
@@ -46,8 +48,8 @@ def search(
         no_repeat_ngram_size: the fields of `SearchSettings`, which
             describes them; their defaults are `zoo.search.defaults`', the settings the
             recipes, the Translator and the command line use. With `jit_compile`
-            the compiled search is cached per model and settings; it retraces per distinct
-            source shape.
+            (TensorFlow's XLA; JAX always compiles) the compiled search is cached per model
+            and settings; it retraces per distinct source shape.
         prefix: None, or the target ids each output starts with, per sentence: a list of
             B lists of ids (an empty one for a sentence without a prefix), or a (B, P) int
             array or tensor right-padded with PAD_ID. The search forces those tokens, then
@@ -67,7 +69,9 @@ def search(
         scores (B, n), ...; a sentence with fewer than n finished hypotheses (a tiny
         vocabulary) fills the rest with score -inf and length 0.
 
-    Works eagerly and inside `tf.function`. The modules `greedy`, `beam` and `loop` of
+    Works on TensorFlow (eagerly and inside `tf.function`), JAX (`jax.jit`, cached per
+    model and settings; also inside a caller's `jax.jit`) and PyTorch (under
+    `torch.no_grad`), with the same results. The modules `greedy`, `beam` and `loop` of
     `zoo.search` give the exact rules.
 
     Example:
@@ -98,13 +102,7 @@ def search(
         return empty_result(
             source_ids, n_best=settings.n_best, return_attention=settings.return_attention
         )
-    if constraints is not None:
-        padded = constrained_search(model, source_ids, settings, prefix, constraints)
-    elif settings.jit_compile:
-        compiled = compiled_search(model, settings)
-        padded = compiled(source_ids) if prefix is None else compiled(source_ids, prefix)
-    else:
-        padded = padded_search(model, source_ids, settings, prefix=prefix)
+    padded = compile_search(model, settings)(source_ids, prefix, constraints)
     return trim(padded)
 
 

@@ -31,7 +31,7 @@ from keras import ops
 
 from zoo.constants import END_ID, PAD_ID, START_ID
 from zoo.search import defaults
-from zoo.search.compile import empty_result
+from zoo.search.compile import empty_result, no_grad
 from zoo.search.greedy import GreedySearch
 from zoo.search.search_result import SearchResult
 from zoo.search.settings import SearchSettings, check_model, check_source
@@ -169,16 +169,29 @@ def sample(
     source_ids = check_source(source_ids)
     if source_ids.shape[0] == 0:  # known to be empty (eagerly)
         return empty_result(source_ids, return_attention=False)
+    with no_grad():
+        return _sample(model, source_ids, settings, generator, temperature, top_k, top_p)
+
+
+def _sample(model, source_ids, settings, generator, temperature, top_k, top_p):
+    """`sample`'s loop, on checked arguments."""
     setup = GreedySearch(model, source_ids, settings, stop_early=False, skip_ended=False)
     decoder, cache, limits = setup.decoder, setup.cache, setup.row_max_lengths
     step_options = {} if setup.params is None else {"params": setup.params}
 
-    def body(t, prev, state, finished, log_probs, out_lengths, tokens):
+    def draw(logits, seed_state):
+        # The generator's state is a loop variable: its value is mapped in a
+        # `StatelessScope` for the draw, and the advanced state carried to the next step (an
+        # assignment inside a traced loop body would not advance it on JAX, keras-hub's
+        # samplers do the same). The draws are those of a generator advanced in place.
+        with keras.StatelessScope(state_mapping=[(generator.state, seed_state)]) as scope:
+            drawn = keras.random.categorical(logits, 1, seed=generator)[:, 0]
+        return drawn, scope.get_current_value(generator.state)
+
+    def body(t, prev, state, finished, log_probs, out_lengths, tokens, seed_state):
         logits, state, _ = decoder.step(prev, state, cache, training=False, **step_options)
         logits = ops.cast(logits, "float32")
-        drawn = keras.random.categorical(
-            shaped_logits(logits, temperature, top_k, top_p), 1, seed=generator
-        )[:, 0]
+        drawn, seed_state = draw(shaped_logits(logits, temperature, top_k, top_p), seed_state)
         drawn = ops.where(ops.greater_equal(t + 1, limits), END_ID, ops.cast(drawn, "int32"))
         drawn = ops.cast(ops.where(finished, PAD_ID, drawn), "int32")
         token_log_prob = ops.take_along_axis(
@@ -188,7 +201,7 @@ def sample(
         out_lengths = ops.where(finished, out_lengths, t + 1)
         tokens = ops.slice_update(tokens, [0, t], drawn[:, None])
         finished = ops.logical_or(finished, ops.equal(drawn, END_ID))
-        return t + 1, drawn, state, finished, log_probs, out_lengths, tokens
+        return t + 1, drawn, state, finished, log_probs, out_lengths, tokens, seed_state
 
     def condition(t, prev, state, finished, *rest):
         return ops.logical_and(ops.less(t, setup.step_limit), ops.logical_not(ops.all(finished)))
@@ -202,8 +215,10 @@ def sample(
         ops.zeros((batch,), dtype="float32"),
         ops.zeros((batch,), dtype="int32"),
         ops.full((batch, setup.buffer_len), PAD_ID, dtype="int32"),
+        ops.convert_to_tensor(generator.state.value),
     )
-    *_, log_probs, out_lengths, tokens = ops.while_loop(condition, body, loop)
+    *_, log_probs, out_lengths, tokens, seed_state = ops.while_loop(condition, body, loop)
+    generator.state.assign(seed_state)
     steps = ops.max(out_lengths)
     return SearchResult(
         ids=tokens[:, :steps],

@@ -59,7 +59,8 @@ class SearchSettings:
             non-pad source ids); ratio in [0, `MAX_LENGTH_RATIO_LIMIT`], offset in
             [0, `MAX_LENGTH_OFFSET_LIMIT`].
         return_attention: also return the attention weights of the chosen hypotheses.
-        jit_compile: run the search loop compiled with XLA.
+        jit_compile: run the search loop compiled with XLA (TensorFlow; on JAX the search
+            is always compiled with `jax.jit`, on PyTorch it runs eagerly either way).
         n_best: None for the best hypothesis of each sentence; an int 1 <= n <= beam_size
             for its n best, best first (the search then runs until none of them can change).
         coverage_penalty: beta >= 0 of GNMT's `cp = beta * sum_j log(min(c_j, 1))` (Wu et
