@@ -4,8 +4,10 @@ memory at 1, 8, 32 and 128 concurrent clients, every answer checked.
 Starts `python -m zoo serve MODEL_DIR --port 0` (plus `--server-args`) in a subprocess,
 translates each test sentence alone first (one request at a time: the reference, and the
 server's warm-up), then for each number of clients C runs C threads that each send
-`--requests` requests of one sentence (the sentences taken in turn) over a kept-alive
-connection, and checks that every answer equals the sentence's translation alone. With
+requests of one sentence (the sentences taken in turn) over a kept-alive connection for
+`--seconds` seconds (or `--requests` requests each), and checks that every answer equals
+the sentence's translation alone. The server's /config counts give the mean batch (the
+requests translated together) of each load. With
 `--abuse`, hostile requests run at the same time as each load (oversized and malformed
 bodies, Content-Length -1, 10,000 sentences, a 5,000-word sentence, beam 1024, text/plain
 POSTs, idle connections and bodies shorter than their length): each must be refused with
@@ -13,7 +15,7 @@ a 4xx (counted as "abuse ok"), never answered 200 or 5xx. The server's peak resi
 memory (VmHWM) is read after each load. Prints a Markdown table.
 
     python bench/serve_load.py saved_models/luong_local_general
-    python bench/serve_load.py saved_models/luong_local_general --abuse --requests 50
+    python bench/serve_load.py saved_models/luong_local_general --abuse --seconds 60
     python bench/serve_load.py saved_models/luong_local_general --versus-one-at-a-time
     python bench/serve_load.py saved_models/luong_local_general --server-args "--max-wait-ms 10"
 
@@ -48,7 +50,14 @@ def parse_args(argv=None):
     )
     p.add_argument("model_dir", help="an output folder (or its serving/ SavedModel)")
     p.add_argument("--clients", default=CLIENTS, help="concurrent clients (default: %(default)s)")
-    p.add_argument("--requests", type=int, default=20, help="requests per client (default: 20)")
+    p.add_argument(
+        "--seconds", type=float, default=20,
+        help="each load lasts this long: a client sends its next request until then (default: 20)",
+    )  # fmt: skip
+    p.add_argument(
+        "--requests", type=int, default=None,
+        help="instead of --seconds: this many requests per client",
+    )  # fmt: skip
     p.add_argument("--sentences", default=None, help="a file of sentences, one a line")
     p.add_argument("--data", default="multi30k", help="corpus of the test split (default: multi30k)")
     p.add_argument("--source", default="de", help="source language (default: de)")
@@ -114,6 +123,14 @@ class Server:
             return None
         return psutil.Process(self.process.pid).memory_info().rss / 2**20
 
+    def batch_counts(self):
+        """The server's batches and requests run so far (its /config "load")."""
+        connection = http.client.HTTPConnection(self.host, self.port, timeout=30)
+        connection.request("GET", "/config")
+        load = json.loads(connection.getresponse().read())["load"]
+        connection.close()
+        return load
+
     def stop(self):
         self.process.terminate()
         try:
@@ -141,11 +158,16 @@ def reference(server, sentences, timeout):
     return answers
 
 
-def client(server, sentences, expected, offset, count, timeout):
-    """`count` requests on one kept-alive connection: (latencies, errors, wrong answers)."""
+def client(server, sentences, expected, offset, count, until, timeout):
+    """Requests on one kept-alive connection, `count` of them (None: as many as fit before
+    the `until` time of `time.perf_counter()`): (latencies, errors, wrong answers)."""
     latencies, errors, wrong = [], 0, 0
     connection = http.client.HTTPConnection(server.host, server.port, timeout=timeout)
-    for i in range(count):
+    i = -1
+    while True:
+        i += 1
+        if (i >= count) if count is not None else (time.perf_counter() >= until):
+            break
         sentence = sentences[(offset + i) % len(sentences)]
         start = time.perf_counter()
         try:
@@ -233,14 +255,18 @@ def run_load(server, sentences, expected, clients, args):
     if args.abuse:
         abuser = threading.Thread(target=abuse, args=(server, stop, counts), daemon=True)
         abuser.start()
+    before = server.batch_counts()
     start = time.perf_counter()
+    until = start + args.seconds
     with concurrent.futures.ThreadPoolExecutor(clients) as pool:
         futures = [
-            pool.submit(client, server, sentences, expected, c * args.requests, args.requests, args.timeout)
+            pool.submit(client, server, sentences, expected, c * 7, args.requests, until, args.timeout)
             for c in range(clients)
         ]  # fmt: skip
         results = [f.result() for f in futures]
     seconds = time.perf_counter() - start
+    after = server.batch_counts()
+    batches = after["batches"] - before["batches"]
     stop.set()
     if abuser is not None:
         abuser.join(60)
@@ -251,7 +277,8 @@ def run_load(server, sentences, expected, clients, args):
 
     return {
         "clients": clients,
-        "requests": clients * args.requests,
+        "requests": len(latencies),
+        "batch": (after["requests"] - before["requests"]) / batches if batches else 0.0,
         "per_s": len(latencies) / seconds,
         "p50": quantile(0.50),
         "p99": quantile(0.99),
@@ -268,8 +295,8 @@ def markdown(rows):
     """The rows as a Markdown table (the batched / one-at-a-time ratio where measured)."""
     lines = [
         "| server | clients | requests | requests/s | p50 ms | p99 ms | max ms | errors | wrong "
-        "| peak RSS MiB | abuse refused | batched / one at a time |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| peak RSS MiB | abuse refused | batched / one at a time | mean batch |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
         rss = "-" if r["rss"] is None else f"{r['rss']:.0f}"
@@ -277,7 +304,7 @@ def markdown(rows):
         lines.append(
             f"| {r['server']} | {r['clients']} | {r['requests']} | {r['per_s']:.1f} | "
             f"{r['p50']:.0f} | {r['p99']:.0f} | {r['max']:.0f} | {r['errors']} | "
-            f"{r['wrong']} | {rss} | {r['abuse']} | {ratio} |"
+            f"{r['wrong']} | {rss} | {r['abuse']} | {ratio} | {r['batch']:.1f} |"
         )
     return "\n".join(lines)
 
