@@ -100,7 +100,9 @@ async def translate(request):
     except ClientDisconnect:  # gone before its body was read: nobody to answer
         return error(400, "the client closed the connection before sending its body.", True)
     try:
-        job = state.batcher.submit(options, batch_key(options), len(options["sentences"]))
+        job = state.batcher.submit(
+            options, batch_key(options), len(options["sentences"]), client=request.client
+        )
     except QueueFull:
         return error(
             503,

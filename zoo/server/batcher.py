@@ -5,7 +5,10 @@ The event loop never waits on the model: a batch runs in the worker thread (one,
 one model call runs at a time) while the loop reads, checks and queues other requests.
 A batch starts with the oldest queued request and takes the queued requests with the
 same key (the same search options) after it, up to `max_batch_size` sentences, waiting
-at most `max_wait_s` after the oldest request arrived for more to come. A request is never
+at most `max_wait_s` after the oldest request arrived for more to come, and no longer
+once every client of the batch before has sent its next request (clients are told apart
+by their connection: a client that sends one request at a time over a kept-alive
+connection, alone, never waits). A request is never
 split across batches (one larger than `max_batch_size` runs alone), and a request whose
 key is None (sampling) always runs alone. A dropped request (its client left, or it timed
 out) is taken out of the queue, and never run.
@@ -32,6 +35,7 @@ class Job:
     size: int
     future: asyncio.Future
     queued_at: float
+    client: object = None
     dropped: bool = False
 
 
@@ -47,6 +51,9 @@ class Batcher:
         # So far (for /config): batches and requests run, requests dropped before they ran.
         self.counts = {"batches": 0, "requests": 0, "dropped": 0}
         self._queue = collections.deque()
+        # The clients of the last batch run that have not sent a request since (None until
+        # a batch has run, or when one of its requests came with no client).
+        self._returning = None
         self._wake = None
         self._task = None
         self._executor = None
@@ -70,13 +77,16 @@ class Batcher:
             if not job.future.done():
                 job.future.set_result(QueueFull("the server is stopping"))
 
-    def submit(self, request, key, size):
-        """Queues `request` (`size` sentences) and returns its Job; QueueFull if full."""
+    def submit(self, request, key, size, client=None):
+        """Queues `request` (`size` sentences) and returns its Job; QueueFull if full.
+        `client`: what tells its sender apart (the connection's address and port), or None."""
         if len(self._queue) >= self.max_queue:
             raise QueueFull(f"{len(self._queue)} requests are waiting already")
         loop = asyncio.get_running_loop()
-        job = Job(request, key, size, loop.create_future(), loop.time())
+        job = Job(request, key, size, loop.create_future(), loop.time(), client)
         self._queue.append(job)
+        if self._returning is not None:
+            self._returning.discard(client)
         self._wake.set()
         return job
 
@@ -107,6 +117,8 @@ class Batcher:
                 outcomes = [error] * len(batch)
             self.counts["batches"] += 1
             self.counts["requests"] += len(batch)
+            clients = {job.client for job in batch}
+            self._returning = None if None in clients else clients
             for job, outcome in zip(batch, outcomes, strict=True):
                 if not job.future.done():
                     job.future.set_result(outcome)
@@ -125,7 +137,7 @@ class Batcher:
                     batch.append(job)
                     size += job.size
             remaining = deadline - loop.time()
-            if size >= self.max_batch_size or remaining <= 0:
+            if size >= self.max_batch_size or remaining <= 0 or self._returning == set():
                 return batch
             self._wake.clear()
             with contextlib.suppress(TimeoutError):

@@ -36,7 +36,9 @@ class ServerLimits:
         "arrive within max_wait_ms of each other are merged up to this many",
     )
     max_wait_ms: float = _limit(
-        5.0, "how long a request waits for others to share its batch, in milliseconds"
+        5.0,
+        "most milliseconds a request waits for others to share its batch (no wait once "
+        "every client of the batch before is back)",
     )
     max_queue: int = _limit(256, "most requests waiting for the model; more are answered 503")
     request_timeout: float = _limit(
