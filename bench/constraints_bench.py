@@ -1,0 +1,118 @@
+"""Lexically constrained decoding on a trained model: BLEU, constraints met and speed.
+
+The simulated setting of Post and Vilar (2018, section 5) and Hokamp and Liu (2017): the
+constraints of each test sentence are phrases taken from its reference, so a model that
+honours them should gain BLEU. For each number of phrases N (`--phrases`, default 0,1,2;
+0 = no constraints, the plain beam search), every sentence gets N phrases of 1 to
+`--max-words` (3) words of its reference (words: whitespace tokens), at random positions
+that do not overlap (fewer where the reference is too short), drawn with `--seed`. The
+model folder's Translator translates the split at beam `--beam` (5) with those
+constraints; the table gives BLEU and chrF (sacreBLEU, 13a, cased), the share of the
+phrases found in the output (each phrase as a substring: it must be 100%), sentences per
+second, and the time against the first setting (N = 0 by default).
+
+Each setting runs once untimed first (tracing and the kernels' set-up), then timed. The
+constraints' phrases are written to `--out` (one tab-separated line per sentence), the
+format of `python -m zoo translate --constraints FILE`.
+
+    python bench/constraints_bench.py saved_models/luong_local_general
+    python bench/constraints_bench.py runs/tiny --limit 50 --phrases 0,1
+"""
+
+import argparse
+import random
+import time
+from pathlib import Path
+
+import common  # noqa: F401  (quiet TensorFlow start, repository on the path)
+
+from zoo.data import load_corpus
+from zoo.evaluation import corpus_scores
+from zoo.search import defaults as search_defaults
+from zoo.translator import Translator
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(
+        description=__doc__.split("\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.add_argument("model_dir", help="a trained output folder")
+    p.add_argument("--data", default="multi30k", help="corpus (default: multi30k)")
+    p.add_argument("--source", default="de", help="source language (default: de)")
+    p.add_argument("--target", default="en", help="target language (default: en)")
+    p.add_argument("--split", default="test2016", help="split to translate (default: test2016)")
+    p.add_argument("--limit", type=int, default=None, help="first N sentences only")
+    p.add_argument("--phrases", default="0,1,2", help="phrases per sentence (default: 0,1,2)")
+    p.add_argument("--max-words", type=int, default=3, help="longest phrase in words (default: 3)")
+    p.add_argument(
+        "--beam", type=int, default=search_defaults.BEAM_SIZE,
+        help=f"beam size (default: {search_defaults.BEAM_SIZE})",
+    )  # fmt: skip
+    p.add_argument("--seed", type=int, default=0, help="seed of the phrases drawn (default: 0)")
+    p.add_argument("--out", default=None, help="folder for the constraint files (default: none)")
+    return p.parse_args(argv)
+
+
+def reference_phrases(reference, count, max_words, rng):
+    """Up to `count` non-overlapping phrases of 1..max_words words of `reference`."""
+    words = reference.split()
+    taken, phrases = set(), []
+    for _ in range(count):
+        for _attempt in range(20):
+            if not words:
+                break
+            length = rng.randint(1, min(max_words, len(words)))
+            start = rng.randint(0, len(words) - length)
+            span = set(range(start, start + length))
+            if span & taken:
+                continue
+            taken |= span
+            phrases.append((start, " ".join(words[start : start + length])))
+            break
+    return [phrase for _, phrase in sorted(phrases)]  # in the reference's order
+
+
+def run_setting(translator, sources, constraints, beam):
+    """(translations, seconds) of one timed pass after one untimed pass."""
+    translator.translate(sources, beam_size=beam, constraints=constraints)
+    start = time.perf_counter()
+    translations = translator.translate(sources, beam_size=beam, constraints=constraints)
+    return translations, time.perf_counter() - start
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    corpus = load_corpus(args.data, args.source, args.target, args.split)
+    sources, references = list(corpus.source), list(corpus.target)
+    if args.limit:
+        sources, references = sources[: args.limit], references[: args.limit]
+    translator = Translator.from_directory(args.model_dir)
+    rows, base_seconds = [], None
+    for count in [int(n) for n in args.phrases.split(",")]:
+        rng = random.Random(args.seed)
+        constraints = [reference_phrases(r, count, args.max_words, rng) for r in references]
+        if args.out:
+            Path(args.out).mkdir(parents=True, exist_ok=True)
+            lines = ["\t".join(c) for c in constraints]
+            Path(args.out, f"constraints.{count}.tsv").write_text("\n".join(lines) + "\n")
+        translations, seconds = run_setting(
+            translator, sources, constraints if count else None, args.beam
+        )
+        phrases = [(p, t) for c, t in zip(constraints, translations, strict=True) for p in c]
+        met = sum(p in t for p, t in phrases)
+        scores = corpus_scores(translations, references)
+        base_seconds = seconds if base_seconds is None else base_seconds
+        rows.append(
+            f"| {count} | {len(phrases)} | {scores['bleu']:.2f} | {scores['chrf']:.2f} | "
+            + (f"{100 * met / len(phrases):.1f}% | " if phrases else "- | ")
+            + f"{len(sources) / seconds:.1f} | {seconds / base_seconds:.2f}x |"
+        )
+        print(rows[-1], flush=True)
+    print(f"\n{args.model_dir}, {args.split} ({len(sources)} sentences), beam {args.beam}\n")
+    print("| phrases a sentence | phrases | BLEU | chrF | phrases in the output | sentences/s | time |")
+    print("|---:|---:|---:|---:|---:|---:|---:|")
+    print("\n".join(rows))
+
+
+if __name__ == "__main__":
+    main()
