@@ -47,6 +47,17 @@ class BahdanauAttention(AttentionBase):
     >>> context, weights = layer(query, memory, mask=mask)
     >>> tuple(context.shape), tuple(weights.shape)
     ((2, 6), (2, 5))
+
+    The same layer in a JAX program (`KERAS_BACKEND=jax`, set before Keras is imported):
+    its weights as a pure function's arguments, differentiated by `jax.grad`:
+
+    >>> import jax                                             # doctest: +SKIP
+    >>> def total(weights, query):                             # doctest: +SKIP
+    ...     (context, _), _ = layer.stateless_call(weights, [], query, memory)
+    ...     return context.sum()
+    >>> weights = [v.value for v in layer.trainable_variables]  # W_a, U_a, v_a  # doctest: +SKIP
+    >>> [tuple(g.shape) for g in jax.grad(total)(weights, query)]  # doctest: +SKIP
+    [(4, 8), (6, 8), (8,)]
     """
 
     def __init__(self, units, normalize=False, **kwargs):

@@ -53,6 +53,18 @@ class LocalAttention(AttentionBase):
     >>> context, weights = layer(q, m, positions=np.array([0, 6]))
     >>> np.count_nonzero(np.asarray(weights), axis=-1).tolist()   # windows cut at 0
     [3, 5]
+
+    Compiled with `jax.jit` in a JAX program (`KERAS_BACKEND=jax`, set before Keras is
+    imported), the weights passed in as state:
+
+    >>> import jax                                             # doctest: +SKIP
+    >>> layer = LocalAttention(window=2, mode="predictive", score="general")  # doctest: +SKIP
+    >>> _ = layer(q, m)  # builds W_p, v_p and W_a             # doctest: +SKIP
+    >>> attend = jax.jit(lambda w, q, m: layer.stateless_call(w, [], q, m)[0])  # doctest: +SKIP
+    >>> state = [v.value for v in layer.trainable_variables]  # doctest: +SKIP
+    >>> context, weights = attend(state, q, m)                 # doctest: +SKIP
+    >>> tuple(context.shape), tuple(weights.shape)             # doctest: +SKIP
+    ((2, 4), (2, 9))
     """
 
     def __init__(

@@ -57,6 +57,16 @@ class LuongAttention(AttentionBase):
     >>> context, weights = layer(np.ones((2, 3, 4), "float32"), np.ones((2, 5, 6), "float32"))
     >>> tuple(context.shape), tuple(weights.shape)
     ((2, 3, 6), (2, 3, 5))
+
+    In a PyTorch program (`KERAS_BACKEND=torch`, set before Keras is imported) it takes
+    and returns torch tensors, and autograd reaches its weights:
+
+    >>> import torch                                           # doctest: +SKIP
+    >>> layer = LuongAttention(score="general")                # doctest: +SKIP
+    >>> context, weights = layer(torch.ones(2, 4), torch.ones(2, 5, 6))  # doctest: +SKIP
+    >>> context.sum().backward()                               # doctest: +SKIP
+    >>> tuple(layer.W_a.value.grad.shape)                      # doctest: +SKIP
+    (4, 6)
     """
 
     def __init__(self, score="general", units=None, max_length=None, init_scale=0.0, **kwargs):
