@@ -143,3 +143,11 @@ def test_every_output_holds_its_constraints():
         assert output[-1] == END_ID
         for phrase in phrases:
             assert any(output[j : j + len(phrase)] == phrase for j in range(len(output)))
+
+
+@pytest.mark.skipif(keras.backend.backend() == "tensorflow", reason="TensorFlow traces it")
+def test_search_function_names_the_backend_it_needs():
+    from zoo.search import search_function
+
+    with pytest.raises(ValueError, match="compile_search"):
+        search_function(probe(PRESETS[0]), beam_size=2)

@@ -221,12 +221,19 @@ def search_function(
         no_repeat_ngram_size: as for `zoo.search.search` (the fields of
             `SearchSettings`; defaults from `zoo.search.defaults`).
 
-    For the Translator and SavedModel export: the function has an input signature with
+    TensorFlow only (a ValueError on another Keras backend). For the Translator and
+    SavedModel export: the function has an input signature with
     unknown batch and source length, so it traces once and can be saved with
     `tf.saved_model.save` (as a signature, return `result._asdict()` without `None`s).
     With `jit_compile=True` the search loop is compiled with XLA; only the final cut to
     the steps run happens outside XLA.
     """
+    if keras.backend.backend() != "tensorflow":
+        raise ValueError(
+            "search_function traces a TensorFlow graph (for the Translator's SavedModel); "
+            f"the Keras backend is {keras.backend.backend()!r}: call zoo.search.search, or "
+            "zoo.search.compile_search for the search compiled for this backend."
+        )
     import tensorflow as tf
 
     settings = SearchSettings(

@@ -10,7 +10,8 @@ three ways of shaping the distribution:
   sum to at least p (Holtzman et al. 2020, "nucleus"); it always holds the most likely.
 PAD and START are never drawn; a sentence draws at most as many tokens as search allows it
 (`max_length_ratio`, `max_length_offset`), the last being END. `seed` makes the draws
-reproducible (a `keras.random.SeedGenerator` per call).
+reproducible (a `keras.random.SeedGenerator` per call, whose state the loop carries, so
+that every step draws with a new key on every backend).
 
 Sampled translations of a monolingual target-side corpus are the usual source of synthetic
 pairs for back-translation (Edunov et al. 2018 found sampling and top-k better than beam
@@ -157,8 +158,6 @@ def sample(
     if not any(_is_tensor(value) for value in (temperature, top_k, top_p)):
         check_sampling(temperature, top_k, top_p)
     generator = seed if isinstance(seed, keras.random.SeedGenerator) else _seed_generator(seed)
-    # Greedy search's set-up (one row per sentence): the encoded source, the decoder's
-    # cache, initial state and loop parameters, each sentence's length limit.
     settings = SearchSettings(
         beam_size=1,
         max_length_ratio=max_length_ratio,
@@ -175,6 +174,8 @@ def sample(
 
 def _sample(model, source_ids, settings, generator, temperature, top_k, top_p):
     """`sample`'s loop, on checked arguments."""
+    # Greedy search's set-up (one row per sentence): the encoded source, the decoder's
+    # cache, initial state and loop parameters, each sentence's length limit.
     setup = GreedySearch(model, source_ids, settings, stop_early=False, skip_ended=False)
     decoder, cache, limits = setup.decoder, setup.cache, setup.row_max_lengths
     step_options = {} if setup.params is None else {"params": setup.params}
