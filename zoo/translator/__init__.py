@@ -9,6 +9,9 @@ output folder (`zoo.translator.output_folder`: model.keras, the tokenizers, tran
 serving/). A Translator keeps its most recently used graphs (`zoo.translator.traced`);
 sampling runs one graph for every seed and setting (`zoo.translator.sampling`), and
 `Translator.score` gives given translations' log-probabilities (`zoo.translator.scoring`).
+On JAX and PyTorch the same methods run in stages (`zoo.translator.staged`): the tokenizers
+in TensorFlow on the CPU, the model and the search on the backend, the ids between them as
+NumPy arrays; the export stays TensorFlow (`staged.EXPORT_COMMAND`).
 
 Input rules (the same in the SavedModel):
 - Sentences are normalised like the training data (NFKC, spaces, optional lowercasing).

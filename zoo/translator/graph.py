@@ -162,15 +162,29 @@ def translate(
             `zoo.unknown_words.graph_replace_unknown`, without a dictionary).
     Sentences with no tokens get translation "", score 0, target length 0.
     """
+    source_ids, source_lengths, prefix_ids = encode_inputs(translator, sentences, prefix)
+    result = search_result(
+        translator, source_ids, beam_size, attention, controls=controls,
+        prefix_ids=prefix_ids, constraint_ids=constraints,
+    )  # fmt: skip
+    return translation_outputs(translator, sentences, result, source_ids, source_lengths)
+
+
+def encode_inputs(translator, sentences, prefix=None):
+    """What a search reads of `tf.string` sentences (B,): (source_ids (B, Ts) int32,
+    source_lengths (B,) int32, prefix ids (B, P) int32 or None without a `prefix`)."""
+    source_ids, source_lengths = translator.preprocessor.encode_source(sentences)
+    return source_ids, source_lengths, target_prefix_ids(translator, prefix)
+
+
+def translation_outputs(translator, sentences, result, source_ids, source_lengths):
+    """`translate`'s dict of tensors from a search `result` (a `SearchResult`; with its
+    attention, the outputs that read it too) of `sentences`' `source_ids`."""
     from zoo.evaluation.alignment import graph_alignment_links, graph_pharaoh
     from zoo.unknown_words import graph_replace_unknown
 
     preprocessor = translator.preprocessor
-    source_ids, source_lengths = preprocessor.encode_source(sentences)
-    result = search_result(
-        translator, source_ids, beam_size, attention, controls=controls,
-        prefix_ids=target_prefix_ids(translator, prefix), constraint_ids=constraints,
-    )  # fmt: skip
+    attention = result.attention is not None
     outputs = texts(translator, result, source_lengths)
     outputs.update(
         source_ids=source_ids,
@@ -205,11 +219,16 @@ def translate_n_best(
     ranking scores). A sentence with no tokens gets "" and 0 in every column; missing
     hypotheses (fewer than n exist) get "" and -inf. `controls`, `prefix`, `constraints`:
     as for `translate`."""
-    source_ids, source_lengths = translator.preprocessor.encode_source(sentences)
+    source_ids, source_lengths, prefix_ids = encode_inputs(translator, sentences, prefix)
     result = search_result(
         translator, source_ids, beam_size, False, n_best=n_best, controls=controls,
-        prefix_ids=target_prefix_ids(translator, prefix), constraint_ids=constraints,
+        prefix_ids=prefix_ids, constraint_ids=constraints,
     )  # fmt: skip
+    return n_best_outputs(translator, result, source_lengths)
+
+
+def n_best_outputs(translator, result, source_lengths):
+    """`translate_n_best`'s dict of tensors from an n-best search `result` (B, n, ...)."""
     ids = tf.cast(result.ids, tf.int32)  # (B, n, T)
     shape = tf.shape(ids)
     flat = tf.reshape(ids, [shape[0] * shape[1], shape[2]])  # not -1: B may be 0
@@ -250,6 +269,19 @@ def score(translator, sources, targets):
     label smoothing); and target_tokens (B,) int32, its tokens plus END.
     A pair whose source has no tokens gets 0 when its target has none either (the
     translator translates it to "" for sure), else -inf."""
+    pairs = score_inputs(translator, sources, targets)
+    batch = {"source_ids": pairs["source_ids"], "target_ids": pairs["target_in"]}
+    logits = translator.model(batch, training=False)
+    log_probs = tf.nn.log_softmax(tf.cast(logits, tf.float32), axis=-1)
+    token_log_probs = tf.gather(log_probs, pairs["target_out"], batch_dims=2)  # (B, T + 1)
+    return score_totals(token_log_probs, pairs["lengths"], pairs["source_lengths"])
+
+
+def score_inputs(translator, sources, targets):
+    """What the model reads to score `tf.string` pairs (B,): a dict of source_ids (B, Ts),
+    source_lengths (B,), target_in (B, T + 1) (START + the target's ids, PAD after),
+    target_out (B, T + 1) (the ids, END, PAD after) and lengths (B,) (the targets' tokens),
+    int32."""
     source_ids, source_lengths = translator.preprocessor.encode_source(sources)
     ids, lengths = encode(translator.preprocessor.target_tokenizer, targets)  # (B, T), (B,)
     batch = tf.shape(ids)[0]
@@ -257,9 +289,14 @@ def score(translator, sources, targets):
     positions = tf.range(tf.shape(target_in)[1])[None, :]
     ends = tf.equal(positions, lengths[:, None])
     target_out = tf.where(ends, END_ID, tf.concat([ids, tf.fill([batch, 1], PAD_ID)], axis=1))
-    logits = translator.model({"source_ids": source_ids, "target_ids": target_in}, training=False)
-    log_probs = tf.nn.log_softmax(tf.cast(logits, tf.float32), axis=-1)
-    token_log_probs = tf.gather(log_probs, target_out, batch_dims=2)  # (B, T + 1)
+    return {"source_ids": source_ids, "source_lengths": source_lengths, "target_in": target_in,
+            "target_out": target_out, "lengths": lengths}  # fmt: skip
+
+
+def score_totals(token_log_probs, lengths, source_lengths):
+    """`score`'s dict from the log-probabilities (B, T + 1) float32 of `score_inputs`'
+    target_out tokens, the targets' `lengths` and the `source_lengths`."""
+    positions = tf.range(tf.shape(token_log_probs)[1])[None, :]
     real = positions <= lengths[:, None]
     total = tf.reduce_sum(tf.where(real, token_log_probs, 0.0), axis=1)
     empty = tf.equal(source_lengths, 0)

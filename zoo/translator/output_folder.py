@@ -203,6 +203,14 @@ def load_parts(directory, name=None):
     return load_model_file(paths[0]), load_tokenizer(paths[1]), load_tokenizer(paths[2])
 
 
+def _require_tensorflow(what):
+    """A RuntimeError naming the export command unless Keras runs on TensorFlow."""
+    from zoo.translator import staged
+
+    if not staged.on_tensorflow():
+        raise staged.refuse_export(what)
+
+
 class OutputFolder:
     """The `Translator`'s methods that write and read its files (module docstring): a class
     that uses it has `model`, `source_tokenizer`, `target_tokenizer`, `get_config()` and
@@ -222,7 +230,9 @@ class OutputFolder:
         `attention=False` leaves the attention weights out of the outputs (faster beam
         search). `chunk_size`: the most sentences an endpoint searches at once, a larger
         batch being cut into chunks inside the graph (default: the translator's batch
-        size)."""
+        size). TensorFlow only: on JAX and PyTorch a RuntimeError gives the command that
+        exports the saved folder from TensorFlow."""
+        _require_tensorflow("Translator.export")
         from zoo.export import export_translator
 
         return export_translator(
@@ -234,7 +244,9 @@ class OutputFolder:
         self, path, quantize="none", search="greedy", beam_size=None, batch_size=1
     ):  # fmt: skip
         """Writes a LiteRT (TFLite) file of token ids with the search inside, and the
-        tokenizers beside it; see `zoo.export.export_litert` for its arguments."""
+        tokenizers beside it; see `zoo.export.export_litert` for its arguments. TensorFlow
+        only, as `export`."""
+        _require_tensorflow("Translator.export_litert")
         from zoo.export import export_litert
 
         return export_litert(
@@ -249,9 +261,13 @@ class OutputFolder:
 
         `metadata`: extra JSON-serialisable keys for translator.json, e.g.
         `{"data": "multi30k", "source_lang": "de", "target_lang": "en"}`, which
-        `python -m zoo evaluate` uses as its defaults (see `read_metadata`)."""
+        `python -m zoo evaluate` uses as its defaults (see `read_metadata`).
+        On JAX and PyTorch, `serving=True` is refused before anything is written (the
+        SavedModel needs TensorFlow; `export` says how to write it)."""
         directory = os.fspath(directory)
         check_metadata(metadata)
+        if serving:
+            _require_tensorflow("Translator.save(serving=True)")
         save_parts(directory, self.model, self.source_tokenizer, self.target_tokenizer)
         self.write_config(directory, metadata)
         if serving:

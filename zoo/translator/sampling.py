@@ -10,7 +10,7 @@ import tensorflow as tf
 from zoo.checks import check_int
 from zoo.search import check_sampling
 from zoo.translation import as_text
-from zoo.translator import graph
+from zoo.translator import graph, staged
 
 SAMPLING_SIGNATURE = [
     tf.TensorSpec([None], tf.string, name="sentences"),
@@ -77,6 +77,11 @@ class Sampling:
         with self._sample_lock:
             if seed is None:
                 seed = int(np.random.default_rng().integers(2**31))
+            if not staged.on_tensorflow():  # the draws on the backend, seeded per batch
+                asked = (float(settings[0]), top_k and int(settings[1]), top_p)
+                make = lambda: staged.sample_call(self, seed, *asked)  # noqa: E731
+                _, outputs = self._run(sentences, batch_size, progress, make)
+                return [as_text(out["translation"]) for out in outputs]
             state = self._generator().state
             state.assign(np.array([seed, 0], state.dtype))  # as SeedGenerator(seed) starts
             _, outputs = self._run(sentences, batch_size, progress, make)
@@ -84,7 +89,7 @@ class Sampling:
 
     def sample_function(self):
         """The `tf.function` `(sentences, temperature, top_k, top_p) -> dict` that `sample`
-        runs (`graph_sample` drawing from this translator's `SeedGenerator`, which `sample`
+        runs on TensorFlow (`graph_sample` drawing from this translator's `SeedGenerator`, which `sample`
         sets from its seed), traced once for every seed and setting. A `top_k` of the
         vocabulary size and a `top_p` of 1 cut nothing."""
         generator = self._generator()

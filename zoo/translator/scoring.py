@@ -6,7 +6,7 @@ from tqdm.auto import tqdm
 
 from zoo.text.preprocessor import token_lengths
 from zoo.translation import check_sentences
-from zoo.translator import graph
+from zoo.translator import graph, staged
 
 SCORING_SIGNATURE = [
     tf.TensorSpec([None], tf.string, name="sources"),
@@ -54,7 +54,11 @@ class Scoring:
             return []
         target_lengths = token_lengths(self.preprocessor.target_tokenizer, targets)
         order = np.lexsort((-target_lengths, -self.preprocessor.source_lengths(sources)))
-        call = self._traced_call(self.score_function)
+        if staged.on_tensorflow():
+            call = self._traced_call(self.score_function)
+        else:  # the model on the backend (zoo.translator.staged)
+            make = lambda: self.traced.get(("score",), lambda: staged.score_call(self))  # noqa: E731
+            call = self._traced_call(make)
         scores = [None] * len(sources)
         with tqdm(total=len(sources), unit="pair", desc="score", disable=not progress) as bar:
             for start in range(0, len(order), batch_size):

@@ -24,7 +24,7 @@ from zoo.translation import (
     run_in_batches,
     to_translation,
 )
-from zoo.translator import graph
+from zoo.translator import graph, staged
 from zoo.translator.output_folder import SETTINGS, OutputFolder
 from zoo.translator.sampling import Sampling
 from zoo.translator.scoring import Scoring
@@ -105,6 +105,12 @@ class Translator(OutputFolder, Sampling, Scoring):
     reused by every later call; sampling traces one for every seed, temperature, top_k and
     top_p. The translator keeps the `zoo.translator.traced.MAX_TRACED` most recently used
     of them (`translator.traced`, a `TracedFunctions`).
+
+    On JAX and PyTorch (`KERAS_BACKEND`) the tokenizers stay TensorFlow, on the CPU, and
+    the model and the search run on the backend (`zoo.translator.staged`): `translate`,
+    `translate_n_best`, `translate_with_attention`, `score` and `sample` work as on
+    TensorFlow; `export` and `export_litert` need TensorFlow, which exports a folder saved
+    on any backend (`zoo.translator.staged.EXPORT_COMMAND`).
 
     Example:
         >>> translator = Translator.from_directory("saved_models/luong_local_general")
@@ -187,12 +193,17 @@ class Translator(OutputFolder, Sampling, Scoring):
         stays among the `traced` functions)."""
         return self.traced.get(key, lambda: _trace(body, signature))
 
-    def _search_function(self, key, body, controls=None, extras=()):
+    def _search_function(self, key, body, controls=None, extras=(), stages=None):
         """The cached `tf.function` of `body(sentences, controls=..., **inputs)`: its key is
         `key` plus the controls (a dict, None: off) and the names of the `extras` it takes
-        ("prefix", "constraints"), its inputs the sentences and those."""
+        ("prefix", "constraints"), its inputs the sentences and those. On JAX and PyTorch,
+        the cached `stages(controls, extras)` instead (`zoo.translator.staged`), a callable
+        of the same inputs and outputs."""
         controls = graph.check_controls(**(controls or {}))
         extras = tuple(name for name in graph.EXTRA_INPUTS if name in extras)
+        if not staged.on_tensorflow():
+            key = (*key, *graph.variant_key(controls, extras))
+            return self.traced.get(key, lambda: stages(controls, extras))
 
         def traced(sentences, *tensors):
             return body(sentences, controls=controls, **dict(zip(extras, tensors, strict=True)))
@@ -203,7 +214,8 @@ class Translator(OutputFolder, Sampling, Scoring):
     def translate_function(self, beam_size=None, attention=True, controls=None, extras=()):
         """The `tf.function` `sentences (None,) tf.string -> dict` for `beam_size` (and with or
         without the attention weights), traced once (input signature with dynamic batch) and
-        cached on the translator. `controls`: the decoding controls (a dict of
+        cached on the translator (on JAX and PyTorch, a callable of the same inputs and
+        outputs that runs the search on the backend, `zoo.translator.staged`). `controls`: the decoding controls (a dict of
         `zoo.translator.graph.check_controls`' keywords); `extras`: "prefix" and/or
         "constraints", the inputs after the sentences it then takes (`graph.PREFIX`, a
         `tf.string` (None,), and `graph.CONSTRAINTS`, int32 (None, None, None) ids)."""
@@ -213,7 +225,10 @@ class Translator(OutputFolder, Sampling, Scoring):
         def body(sentences, **inputs):
             return self.graph_translate(sentences, beam_size, attention, **inputs)
 
-        return self._search_function((beam_size, attention), body, controls, extras)
+        def stages(controls, extras):
+            return staged.translate_call(self, beam_size, attention, controls, extras)
+
+        return self._search_function((beam_size, attention), body, controls, extras, stages)
 
     # -- translation ---------------------------------------------------------------------------
     def _run(self, sentences, batch_size, progress, make, extras=None):
@@ -249,6 +264,7 @@ class Translator(OutputFolder, Sampling, Scoring):
                 # model): rebuild the resources eagerly, retrace once, retry.
                 self.preprocessor.restore_resources()
                 self.traced.clear()
+                staged.forget(self)
                 function = make()
                 return function(*inputs)
 
@@ -358,8 +374,11 @@ class Translator(OutputFolder, Sampling, Scoring):
             def body(sentences, **inputs):
                 return self.graph_translate_n_best(sentences, beam_size, n_best, **inputs)
 
+            def stages(controls, extras):
+                return staged.n_best_call(self, beam_size, n_best, controls, extras)
+
             key = ("n_best", beam_size, n_best)
-            return self._search_function(key, body, controls, names)
+            return self._search_function(key, body, controls, names, stages)
 
         _, outputs = self._run(sentences, batch_size, progress, make, extras)
         pairs = [zip(o["translations"], o["scores"], strict=True) for o in outputs]
