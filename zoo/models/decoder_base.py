@@ -26,7 +26,8 @@ class DecoderBase(keras.layers.Layer):
 
         params = self.loop_params()        # kernel slices and casts, once per loop
         inputs = self._step_inputs(prev_ids, params, training)  # from the ids: E y, E y @ K_E
-        features, state, weights = self._advance(inputs, state, cache, params, training)
+        noise = self._step_noise(ops.shape(prev_ids), training)  # masks, drawn before a loop
+        features, state, weights = self._advance((*inputs, *noise), state, cache, params, training)
         logits = self._readout(inputs, features, cache, training)           # output layer
 
     `_step_inputs` and `_readout` accept a leading batch axis with or without a time axis,
@@ -34,7 +35,8 @@ class DecoderBase(keras.layers.Layer):
     `_advance` in the loop (`zoo.models.recurrence.scan_steps`).
 
     Subclasses implement `prepare`, `initial_state`, `_step_inputs`, `_advance`, `_readout`
-    and `build`. Every tensor in `cache` and `state` is batch-leading, so beam search can
+    and `build`, and `_step_noise` when a step draws random numbers (dropout inside the
+    recurrence). Every tensor in `cache` and `state` is batch-leading, so beam search can
     tile them.
     """
 
@@ -51,6 +53,17 @@ class DecoderBase(keras.layers.Layer):
 
     def _step_inputs(self, ids, params, training=None):
         raise NotImplementedError
+
+    def _step_noise(self, leading_shape, training=None):
+        """The random tensors `_advance` reads (dropout masks inside the recurrence), drawn
+        before the loop over time: a tuple of tensors of shape `leading_shape + (...)`,
+        `(Tt, B)` (time-major) in teacher forcing and `(B,)` in `step`; `_advance` receives
+        them appended to its step inputs. () (the default): none.
+
+        Drawn outside the loop because a seed update inside a traced loop body (JAX's
+        `lax.scan`) would give every step the same mask; Keras's own JAX RNN draws its
+        dropout masks before its loop for the same reason."""
+        return ()
 
     def _advance(self, inputs, state, cache, params, training=None):
         raise NotImplementedError
@@ -81,7 +94,9 @@ class DecoderBase(keras.layers.Layer):
             )
         params = self.loop_params() if params is None else params
         inputs = self._step_inputs(ops.cast(prev_ids, "int32"), params, training)
-        features, state, weights = self._advance(inputs, tuple(state), cache, params, training)
+        noise = self._step_noise(ops.shape(prev_ids)[:1], training)  # dropout masks (B, ...)
+        step_inputs = (*inputs, *noise) if noise else inputs
+        features, state, weights = self._advance(step_inputs, tuple(state), cache, params, training)
         if readout_rows is not None:
             inputs, features = tree.map_structure(
                 lambda x: ops.take(x, readout_rows, axis=0), (inputs, features)
@@ -97,10 +112,18 @@ class DecoderBase(keras.layers.Layer):
         return_weights).
         """
         params = self.loop_params()
-        inputs = self._step_inputs(ops.cast(target_ids, "int32"), params, training)  # (B, Tt, ..)
+        target_ids = ops.cast(target_ids, "int32")
+        inputs = self._step_inputs(target_ids, params, training)  # (B, Tt, ..)
         time_major = tree.map_structure(lambda x: ops.swapaxes(x, 0, 1), inputs)
+        batch, length = ops.shape(target_ids)[0], ops.shape(target_ids)[1]
+        noise = self._step_noise((length, batch), training)  # (Tt, B, ...), drawn here
+        if noise:
+            time_major = (time_major, noise)
 
         def body(state, inputs_t):
+            if noise:  # each step reads its own slice of the masks drawn before the loop
+                inputs_t, noise_t = inputs_t
+                inputs_t = (*inputs_t, *noise_t)
             features, state, weights = self._advance(inputs_t, state, cache, params, training)
             return state, ((features, weights) if return_weights else features)
 

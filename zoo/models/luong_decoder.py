@@ -34,7 +34,9 @@ class LuongDecoder(DecoderBase):
     `drop` is dropout at rate `dropout` in training: on every non-recurrent connection
     (Zaremba et al. 2015, which Luong et al. §4.1 follow), i.e. the embeddings' output, the
     input of layers 2..L and h~_t before the softmax; h~_{t-1} is fed to the next step
-    without it.
+    without it. In the step loop (input feeding) the masks between layers are drawn before
+    the loop, a new one for every step (`_step_noise`), as on every Keras backend a loop
+    body must not draw them itself.
 
     With `attention=None` this is the attention-free base system of Table 1
     (logits_t = W_s h_t, §2 eq. 4). The initial LSTM states are the encoder's final states
@@ -226,8 +228,20 @@ class LuongDecoder(DecoderBase):
         lstm = params["lstm_1"]
         return (project(embedded, lstm["kernels"][0], lstm["input_bias"]),)
 
+    def _step_noise(self, leading_shape, training=None):
+        """The dropout masks on the inputs of layers 2..L inside the recurrence (input
+        feeding's step loop), one tensor `leading_shape + (units,)` per layer, drawn before
+        the loop by the layer's own `Dropout` (its seed): 0 where a unit is dropped,
+        1 / (1 - rate) where it is kept. None outside training, at rate 0 or with one
+        layer."""
+        if not training or not self.dropout or self.num_layers == 1:
+            return ()
+        ones = ops.ones((*leading_shape, self.units), dtype=self.compute_dtype)
+        return tuple(dropout(ones, training=True) for dropout in self.dropouts[1:])
+
     def _advance(self, inputs, state, cache, params, training=None):
-        (projection,) = inputs  # E y_{t-1} @ K_E + b (B, 4 units)
+        # E y_{t-1} @ K_E + b (B, 4 units), and in training the masks of `_step_noise`
+        projection, *masks = inputs
         layer_states, attentional, steps = state[:-2], state[-2], state[-1]
         if self.input_feeding:  # x_t = [E y_{t-1}; h~_{t-1}]: x_t @ K = E y @ K_E + h~ @ K_h~
             first = params["lstm_1"]
@@ -239,7 +253,8 @@ class LuongDecoder(DecoderBase):
             h, c = layer_states[2 * i], layer_states[2 * i + 1]
             layer = params[f"lstm_{i + 1}"]
             if i > 0:
-                x = self.dropouts[i](x, training=training)
+                if masks:  # drop(x) with this step's mask of dropouts[i] (`_step_noise`)
+                    x = x * masks[i - 1]
                 projection = project(
                     x, layer["kernels"][0], layer["input_bias"], kernel_t=layer["kernels_t"][0]
                 )
