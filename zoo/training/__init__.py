@@ -61,7 +61,13 @@ from zoo.training.profiles import (
 )
 from zoo.training.strategy import STRATEGIES, is_chief, make_strategy
 from zoo.training.time_limit import TIME_PLAN_FILE, TimeLimit, plan_halving, restore_time_plan
-from zoo.training.train_step import group_batches, halving_schedule, updates_per_epoch
+from zoo.training.train_step import (
+    TRAINING_BACKENDS,
+    check_training_backend,
+    group_batches,
+    halving_schedule,
+    updates_per_epoch,
+)
 from zoo.training.trainer import train
 from zoo.training.validation_bleu import ValidationBleu
 
@@ -79,12 +85,14 @@ __all__ = [
     "PerWorkerDataset",
     "STRATEGIES",
     "TIME_PLAN_FILE",
+    "TRAINING_BACKENDS",
     "TRAINING_DEFAULTS",
     "TimeLimit",
     "TrainingInterrupted",
     "VALIDATION_METRICS",
     "ValidationBleu",
     "average_checkpoints",
+    "check_training_backend",
     "default_loss_normalization",
     "describe_optimizer",
     "evaluate",

@@ -1,6 +1,8 @@
 """`evaluate`: the masked loss, perplexity and token accuracy of a model on a dataset, and
 the evaluation step that `train` runs on its validation data."""
 
+import contextlib
+
 import keras
 import tensorflow as tf
 
@@ -25,7 +27,15 @@ def token_stats(loss_sum, correct, tokens, prefix=""):
 
 def make_eval_step(model, strategy, dataset):
     """A compiled step `batch -> [loss_sum, correct, tokens]` (summed over the replicas) for
-    the batches of `dataset`."""
+    the batches of `dataset`: a `tf.function` on TensorFlow, jitted on JAX
+    (`jax_step.JaxEvalStep`), eager under `torch.no_grad` on PyTorch."""
+    backend = keras.backend.backend()
+    if backend == "jax":
+        from zoo.training.jax_step import JaxEvalStep  # noqa: PLC0415 (imports jax)
+
+        return JaxEvalStep(model)
+    if backend != "tensorflow":
+        return _eager_eval_step(model)
 
     def replica_eval(inputs, targets):
         logits = model(inputs, training=False)
@@ -36,6 +46,27 @@ def make_eval_step(model, strategy, dataset):
         return [strategy.reduce(_SUM, x, axis=None) for x in per_replica]
 
     return compile_step(eval_step, dataset, strategy)
+
+
+def _eager_eval_step(model):
+    """`make_eval_step` off TensorFlow and JAX: the model called on each batch as NumPy
+    arrays, without gradients."""
+
+    def eval_step(batch):
+        inputs, targets = (tf.nest.map_structure(lambda x: x.numpy(), part) for part in batch)
+        with _no_grad():
+            return masked_token_stats(targets, model(inputs, training=False))
+
+    return eval_step
+
+
+def _no_grad():
+    """`torch.no_grad()` on PyTorch, else a context that does nothing."""
+    if keras.backend.backend() == "torch":
+        import torch  # noqa: PLC0415
+
+        return torch.no_grad()
+    return contextlib.nullcontext()
 
 
 def run_eval(eval_step, dataset, strategy, verbose):

@@ -82,6 +82,19 @@ def masked_smoothed_loss_sum(target_out_ids, logits, label_smoothing):
     return ops.sum(((1.0 - eps) * nll + eps * uniform) * mask)
 
 
+def training_objective(target_out_ids, logits, label_smoothing=0.0):
+    """(objective, loss_sum, correct, tokens) of a batch, what a training step computes:
+    the summed cross-entropy over its real target tokens, label-smoothed when
+    `label_smoothing` > 0 (`masked_smoothed_loss_sum`: the objective), and the plain sum,
+    the correct predictions and the tokens that the metrics report
+    (`masked_token_stats`)."""
+    loss_sum, correct, tokens = masked_token_stats(target_out_ids, logits)
+    objective = loss_sum
+    if label_smoothing:
+        objective = masked_smoothed_loss_sum(target_out_ids, logits, label_smoothing)
+    return objective, loss_sum, correct, tokens
+
+
 LOSS_NORMALIZATIONS = ("tokens", "sentences")
 
 

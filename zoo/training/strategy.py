@@ -16,12 +16,16 @@ Build the model and the optimizer inside the scope, then hand both to `train`:
     zoo.training.train(model, data, optimizer=optimizer, strategy=strategy, ...)
 
 The batch size of the dataset is the *global* batch; it is split across replicas.
+"mirrored" and "multiworker" are TensorFlow's: on the JAX backend only "default" trains.
 """
 
 import json
 import os
 
+import keras
 import tensorflow as tf
+
+from zoo.errors import UsageError
 
 STRATEGIES = ("default", "mirrored", "multiworker")
 
@@ -32,6 +36,13 @@ def make_strategy(name="default"):
         raise ValueError(f"Unknown strategy {name!r}; expected one of {STRATEGIES}.")
     if name == "default":
         return tf.distribute.get_strategy()
+    backend = keras.backend.backend()
+    if backend != "tensorflow":
+        raise UsageError(
+            f"strategy {name!r} (tf.distribute) trains on TensorFlow only; Keras runs on "
+            f"{backend!r} here. Train with the default strategy (one device), or set "
+            "KERAS_BACKEND=tensorflow."
+        )
     if name == "mirrored":
         return tf.distribute.MirroredStrategy()
     if "TF_CONFIG" not in os.environ:

@@ -5,6 +5,9 @@
     step = compile_step(step, dataset)           # a tf.function traced once for its batches
     loss_sum, correct, tokens = step(batch)      # sums over the global batch
 
+On JAX the step is a `jax_step.JaxTrainStep` (the same computation, jitted and stateless;
+one device), on PyTorch there is none (`check_training_backend`: train with `model.fit`).
+
 What one step does, per replica and then across them:
 1. logits = model(inputs, training=True); the objective is the summed (label-smoothed when
    eps > 0) cross-entropy over real target tokens (`losses.masked_smoothed_loss_sum`);
@@ -31,13 +34,9 @@ import keras
 import tensorflow as tf
 
 from zoo.checks import check_int
+from zoo.errors import UsageError
 from zoo.models import model_dropout
-from zoo.training.losses import (
-    check_loss_normalization,
-    loss_denominator,
-    masked_smoothed_loss_sum,
-    masked_token_stats,
-)
+from zoo.training.losses import check_loss_normalization, loss_denominator, training_objective
 from zoo.training.luong_schedule import LuongSchedule
 from zoo.training.optimizers import make_optimizer
 from zoo.training.precision import needs_loss_scaling
@@ -96,17 +95,6 @@ def _dense(gradient):
     return gradient
 
 
-def _objective(targets, logits, label_smoothing):
-    """(objective, loss_sum, correct, tokens) of a batch: the summed cross-entropy over its
-    real target tokens, label-smoothed when asked (the objective), and the plain sum, the
-    correct predictions and the tokens that the metrics report."""
-    loss_sum, correct, tokens = masked_token_stats(targets, logits)
-    objective = loss_sum
-    if label_smoothing:
-        objective = masked_smoothed_loss_sum(targets, logits, label_smoothing)
-    return objective, loss_sum, correct, tokens
-
-
 def _clip_after_all_reduce(grads, trainable, optimizer, context, replicas):
     """The summed gradient clipped to the optimizer's global norm, 1/n of it per replica
     (below the threshold, so Keras' own per-replica clipping leaves it unchanged)."""
@@ -151,6 +139,15 @@ def make_train_step(
     """
     check_loss_normalization(loss_normalization)
     accumulate_steps = check_accumulate_steps(accumulate_steps)
+    if keras.backend.backend() != "tensorflow":
+        check_training_backend(strategy)
+        from zoo.training.jax_step import JaxTrainStep  # noqa: PLC0415 (imports jax)
+
+        return JaxTrainStep(
+            model, optimizer, label_smoothing=label_smoothing,
+            loss_normalization=loss_normalization, accumulate_steps=accumulate_steps,
+            schedule=halving_schedule(optimizer),
+        )  # fmt: skip
     strategy = strategy or tf.distribute.get_strategy()
     replicas = strategy.num_replicas_in_sync
     if accumulate_steps > 1:
@@ -169,7 +166,9 @@ def make_train_step(
         context = tf.distribute.get_replica_context()
         with tf.GradientTape() as tape:
             logits = model(inputs, training=True)
-            objective, loss_sum, correct, tokens = _objective(targets, logits, label_smoothing)
+            objective, loss_sum, correct, tokens = training_objective(
+                targets, logits, label_smoothing
+            )
             denominator = context.all_reduce(_SUM, loss_denominator(targets, loss_normalization))
             loss = objective / tf.maximum(denominator, 1.0)
             scaled_loss = optimizer.scale_loss(loss)
@@ -186,6 +185,35 @@ def make_train_step(
         return [strategy.reduce(_SUM, x, axis=None) for x in per_replica]
 
     return train_batch
+
+
+TRAINING_BACKENDS = ("tensorflow", "jax")  # the Keras backends `make_train_step` runs on
+
+
+def check_training_backend(strategy=None):
+    """A `UsageError` unless this program's Keras backend runs `make_train_step` (and so
+    `train` and the recipes) with `strategy`: TensorFlow with any strategy, JAX with the
+    default one (one device). PyTorch trains with `model.fit`."""
+    backend = keras.backend.backend()
+    if backend not in TRAINING_BACKENDS:
+        raise UsageError(
+            f"zoo.training.train (the recipes' training loop) runs on TensorFlow and JAX; "
+            f"Keras runs on {backend!r} here. On PyTorch train with model.fit: "
+            "model.compile(optimizer=..., loss=zoo.training.keras_loss()), then "
+            'model.fit(...) (docs/training.md, "On JAX and PyTorch"); or set '
+            "KERAS_BACKEND=jax or tensorflow."
+        )
+    if backend != "tensorflow" and strategy is not None and not _is_default(strategy):
+        raise UsageError(
+            f"Distributed training (strategy {type(strategy).__name__}) runs on TensorFlow "
+            f"only; Keras runs on {backend!r} here. Use KERAS_BACKEND=tensorflow, or the "
+            "default strategy (one device)."
+        )
+
+
+def _is_default(strategy):
+    """True for TensorFlow's default strategy (one device, no distribution)."""
+    return strategy is tf.distribute.get_strategy() and not tf.distribute.has_strategy()
 
 
 def check_accumulate_steps(value):
@@ -228,7 +256,9 @@ def _accumulating_step(model, optimizer, strategy, label_smoothing, loss_normali
     def batch_gradients(inputs, targets, denominator):
         with tf.GradientTape() as tape:
             logits = model(inputs, training=True)
-            objective, loss_sum, correct, tokens = _objective(targets, logits, label_smoothing)
+            objective, loss_sum, correct, tokens = training_objective(
+                targets, logits, label_smoothing
+            )
             scaled_loss = optimizer.scale_loss(objective / denominator)
         grads = [_dense(g) for g in tape.gradient(scaled_loss, trainable)]
         grads = [
@@ -282,6 +312,8 @@ def compile_step(fn, dataset, strategy=None):
     once, with every dimension unknown, instead of again for new batch shapes (tracing a
     decoder loop and its gradient takes seconds). Distributed batches keep
     `reduce_retracing`."""
+    if keras.backend.backend() != "tensorflow":
+        return fn  # `make_train_step`'s and `make_eval_step`'s own compilation (jax.jit)
     strategy = strategy or tf.distribute.get_strategy()
     spec = dataset.element_spec if isinstance(dataset, tf.data.Dataset) else dataset
     ranks = [s.shape.rank for s in tf.nest.flatten(spec)]

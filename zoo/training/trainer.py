@@ -32,6 +32,7 @@ from zoo.training.strategy import is_chief
 from zoo.training.time_limit import TIME_PLAN_FILE, TimeLimit, restore_time_plan
 from zoo.training.train_step import (
     check_accumulate_steps,
+    check_training_backend,
     group_batches,
     halving_schedule,
     make_train_step,
@@ -144,6 +145,7 @@ def train(
         `early_stopping` (the metric's best value, its epoch and step, the epochs without
         improvement, and the epoch after which the run stopped, or None).
     """
+    check_training_backend(strategy)  # TensorFlow, or JAX on one device
     _check_train_arguments(epochs, max_steps, checkpoint_every, max_minutes)
     label_smoothing = check_rate("train", "label_smoothing", label_smoothing)
     accumulate_steps = check_accumulate_steps(accumulate_steps)

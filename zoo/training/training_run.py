@@ -34,6 +34,8 @@ def _to_float(value):
     """float() of a tensor or Keras variable, also a distributed (mirrored) one."""
     if isinstance(value, keras.Variable):
         value = value.value
+    if keras.backend.backend() != "tensorflow":
+        return float(keras.ops.convert_to_numpy(value))
     return float(tf.convert_to_tensor(value).numpy())
 
 

@@ -10,6 +10,7 @@ Translator. It returns the figures; `zoo.workflow.run` writes them to `metrics.j
 import os
 import time
 
+import keras
 import numpy as np
 
 from zoo import evaluation, training
@@ -160,7 +161,14 @@ def evaluate_and_report(
         out, translator, test.source, attention_plots, beam_size, say
     )
     files["translator_json"] = translator.write_config(out, metadata)
-    if export:
+    if export and keras.backend.backend() != "tensorflow":  # a SavedModel is TensorFlow's
+        say(
+            f"  serving/ not written: the SavedModel export needs Keras on TensorFlow, this "
+            f"run is on {keras.backend.backend()}; export it there: KERAS_BACKEND=tensorflow "
+            f'python -c "from zoo.translator import Translator; '
+            f"Translator.from_directory('{out}').export('{out}/serving')\""
+        )
+    elif export:
         serving = os.path.join(out, "serving")
         say(f"  exporting the translator (beam {beam_size}) to {serving}")
         translator.export(serving, n_best=beam_size if beam_size > 1 else None, sampling={})

@@ -132,6 +132,7 @@ def _duration(seconds):
 def run(build_model, args):
     """Runs a recipe on parsed, resolved arguments (see `main`); returns the metrics dict."""
     started = time.perf_counter()
+    training.check_training_backend()  # before the data: PyTorch trains with model.fit
     strategy = training.make_strategy(args.strategy)
     chief = training.is_chief(strategy)
     say = _Say(chief)
