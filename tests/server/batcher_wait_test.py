@@ -72,3 +72,32 @@ def test_requests_without_a_client_keep_the_full_wait():
 
     ran, waits = _batches(script)
     assert ran == [["r0"], ["r1"]] and min(waits) >= WAIT_S * 0.9
+
+
+def test_a_queued_batch_waits_a_share_of_the_last_run_for_the_clients_of_the_batch_before():
+    """Two groups of clients taking turns (one runs while the other's requests queue) merge:
+    the queued group waits, a share of the last batch's run time, for the other to return."""
+    ran = []
+
+    def run(requests):
+        ran.append(list(requests))
+        time.sleep(1.0)  # a batch takes 1 s: the wait for returning clients is up to 0.1 s
+        return [{"ok": r} for r in requests]
+
+    async def main():
+        batcher = Batcher(run, max_batch_size=8, max_wait_s=0.001, max_queue=16)
+        await batcher.start()
+        try:
+            a, b = ("127.0.0.1", 1), ("127.0.0.1", 2)
+            job_a = batcher.submit("a0", "same", 1, client=a)
+            await asyncio.sleep(0.3)  # a0 runs alone; b0 queues while it runs
+            job_b = batcher.submit("b0", "same", 1, client=b)
+            await job_a.future
+            await asyncio.sleep(0.03)  # a comes back 30 ms after its answer
+            job_a = batcher.submit("a1", "same", 1, client=a)
+            await asyncio.gather(job_a.future, job_b.future)
+        finally:
+            await batcher.stop()
+
+    asyncio.run(main())
+    assert ran == [["a0"], ["b0", "a1"]]

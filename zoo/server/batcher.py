@@ -8,7 +8,11 @@ same key (the same search options) after it, up to `max_batch_size` sentences, w
 at most `max_wait_s` after the oldest request arrived for more to come, and no longer
 once every client of the batch before has sent its next request (clients are told apart
 by their connection: a client that sends one request at a time over a kept-alive
-connection, alone, never waits). A request is never
+connection, alone, never waits). While clients of the batch before are still expected,
+it waits for them up to `RETURN_WAIT_SHARE` of that batch's run time after it started
+gathering: the clients answered by one batch come back spread over some milliseconds, and
+without this wait a busy server's clients split into two half-size batches that take
+turns. A request is never
 split across batches (one larger than `max_batch_size` runs alone), and a request whose
 key is None (sampling) always runs alone. A dropped request (its client left, or it timed
 out) is taken out of the queue, and never run.
@@ -19,6 +23,9 @@ import collections
 import concurrent.futures
 import contextlib
 import dataclasses
+
+# How long a batch waits for the clients of the batch before, as a share of its run time.
+RETURN_WAIT_SHARE = 0.1
 
 
 class QueueFull(RuntimeError):
@@ -54,6 +61,7 @@ class Batcher:
         # The clients of the last batch run that have not sent a request since (None until
         # a batch has run, or when one of its requests came with no client).
         self._returning = None
+        self._last_run_s = 0.0  # how long the last batch took to run
         self._wake = None
         self._task = None
         self._executor = None
@@ -111,10 +119,12 @@ class Batcher:
             if not batch:
                 continue
             requests = [job.request for job in batch]
+            started = loop.time()
             try:
                 outcomes = await loop.run_in_executor(self._executor, self.run, requests)
             except Exception as error:  # `run` answers each request; this is a defect
                 outcomes = [error] * len(batch)
+            self._last_run_s = loop.time() - started
             self.counts["batches"] += 1
             self.counts["requests"] += len(batch)
             clients = {job.client for job in batch}
@@ -130,6 +140,8 @@ class Batcher:
         if first.key is None:
             return batch
         deadline = first.queued_at + self.max_wait_s
+        if self._returning:  # clients of the batch before are expected back
+            deadline = max(deadline, loop.time() + RETURN_WAIT_SHARE * self._last_run_s)
         while True:
             for job in list(self._queue):
                 if job.key == first.key and size + job.size <= self.max_batch_size:
