@@ -77,8 +77,8 @@ def test_a_model_trained_on_jax_exports_from_tensorflow(folder, tmp_path):
     target_ids, _ = encode(translator.target_tokenizer, tf.constant([t for _, t in pairs]))
     trained = str(tmp_path / "trained_on_jax")
     data = {"source_ids": source_ids.numpy(), "target_ids": target_ids.numpy()}
-    on_jax = run_in_backend("jax", f"{PROBE}:fit_and_save", data, folder=path, out=trained,
-                            sentences=SENTENCES)  # fmt: skip
+    on_jax = run_in_backend("jax", f"{PROBE}:fit_and_save", data, timeout=1200, folder=path,
+                            out=trained, sentences=SENTENCES)  # fmt: skip
     assert on_jax["losses"][1] < on_jax["losses"][0]  # it trained
     # The documented export (EXPORT_COMMAND, run by export_with_tensorflow): a TensorFlow
     # process loads the folder's .keras file.
