@@ -84,7 +84,8 @@ def test_a_model_trained_on_jax_exports_from_tensorflow(folder, tmp_path):
     # process loads the folder's .keras file.
     serving = export_with_tensorflow(trained, n_best=2)
     assert serving == os.path.join(trained, "serving")
-    exported = tf.saved_model.load(str(serving)).translate_greedy(tf.constant(SENTENCES))
+    loaded = tf.saved_model.load(str(serving))  # held: its functions read its variables
+    exported = loaded.translate_greedy(tf.constant(SENTENCES))
     lengths = exported["target_lengths"].numpy()
     np.testing.assert_array_equal(lengths, on_jax["lengths"])
     ids = exported["target_ids"].numpy()
