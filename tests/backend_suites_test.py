@@ -13,12 +13,20 @@ import pytest
 FOLDER = Path(__file__).resolve().parent / "backends"
 
 
-@pytest.mark.parametrize("backend", ["jax", "torch"])
-def test_backend_suite_passes(backend):
+@pytest.mark.parametrize(
+    "backend, selection",
+    [
+        ("jax", "not slow"),
+        ("torch", "not slow"),
+        pytest.param("jax", "", marks=pytest.mark.slow),  # every preset: minutes
+        pytest.param("torch", "", marks=pytest.mark.slow),
+    ],
+)
+def test_backend_suite_passes(backend, selection):
     if importlib.util.find_spec(backend) is None:
         pytest.skip(f"{backend} is not installed: pip install -e '.[{backend}]'")
     env = dict(os.environ, KERAS_BACKEND=backend, CUDA_VISIBLE_DEVICES="")
     command = [sys.executable, "-m", "pytest", "-q", "-p", "no:xdist", "-p", "no:cacheprovider"]
-    command += ["-m", "not slow", str(FOLDER)]
-    run = subprocess.run(command, env=env, capture_output=True, text=True, timeout=1200)
+    command += ["-m", selection, str(FOLDER)]
+    run = subprocess.run(command, env=env, capture_output=True, text=True, timeout=3600)
     assert run.returncode == 0, f"{backend}:\n{run.stdout[-10000:]}\n{run.stderr[-3000:]}"

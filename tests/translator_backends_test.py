@@ -68,6 +68,7 @@ def test_the_samples_of_one_seed_are_the_same_on_tensorflow(folder):
     assert expected["sample"].tolist() == expected["sample_again"].tolist()
 
 
+@pytest.mark.slow  # trains on JAX, then exports in a TensorFlow process
 def test_a_model_trained_on_jax_exports_from_tensorflow(folder, tmp_path):
     _require("jax")
     path, _ = folder

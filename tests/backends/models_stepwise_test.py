@@ -12,10 +12,15 @@ import pytest
 from zoo.testing.model_probe import build_model, model_keys, probe, teacher_forced, toy_batch
 
 TOLERANCE = dict(rtol=1e-5, atol=1e-5)  # float32
+# Every run: one model of each decoder family and attention kind; the others are `slow`.
+EVERY_RUN = ("bahdanau_rnnsearch", "luong_base", "luong_local_p_general")
 NO_ATTENTION = ("bahdanau_rnnencdec", "luong_base")
 
 
-@pytest.mark.parametrize("key", model_keys())
+@pytest.mark.parametrize(
+    "key",
+    [k if k in EVERY_RUN else pytest.param(k, marks=pytest.mark.slow) for k in model_keys()],
+)
 def test_stepwise_decoding_equals_teacher_forcing_and_the_file_loads(key, backend, tmp_path):
     batch = toy_batch()
     model = build_model(key)

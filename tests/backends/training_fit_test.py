@@ -44,7 +44,14 @@ def test_fit_lowers_the_loss_of_a_luong_model_with_dropout_inside_its_loop():
     assert after < 0.7 * before, (before, after)
 
 
-@pytest.mark.parametrize("name", zoo.models.presets())
+@pytest.mark.parametrize(
+    "name",
+    [
+        n if n in ("bahdanau_rnnsearch", "luong_local_p_general")
+        else pytest.param(n, marks=pytest.mark.slow)
+        for n in zoo.models.presets()
+    ],
+)  # fmt: skip
 def test_fit_trains_every_preset(name):
     keras.utils.set_random_seed(2)
     model = zoo.models.build(name, "tiny", VOCAB, VOCAB, dropout=0.0)

@@ -40,6 +40,7 @@ def _in_parallel(calls):
     return found
 
 
+@pytest.mark.slow  # every preset saved and loaded on three backends: minutes
 def test_models_agree_across_backends(tmp_path):
     missing = [b for b in BACKENDS if not backend_installed(b)]
     if missing:

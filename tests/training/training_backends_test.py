@@ -59,6 +59,7 @@ def gradient_norm(reference, preset):
     return float(np.sqrt(sum(squares)))
 
 
+@pytest.mark.slow  # every preset's gradients compiled on JAX: minutes
 @pytest.mark.parametrize("backend", ["jax", "torch"])
 def test_losses_and_gradients_of_every_preset_agree_with_tensorflow(backend, inputs, reference):
     if not backend_installed(backend):
