@@ -15,6 +15,7 @@ import numpy as np
 
 from zoo import evaluation, training
 from zoo.data import make_dataset
+from zoo.translator import staged
 
 
 def write_lines(path, lines):
@@ -164,9 +165,8 @@ def evaluate_and_report(
     if export and keras.backend.backend() != "tensorflow":  # a SavedModel is TensorFlow's
         say(
             f"  serving/ not written: the SavedModel export needs Keras on TensorFlow, this "
-            f"run is on {keras.backend.backend()}; export it there: KERAS_BACKEND=tensorflow "
-            f'python -c "from zoo.translator import Translator; '
-            f"Translator.from_directory('{out}').export('{out}/serving')\""
+            f"run is on {keras.backend.backend()}; export it there: "
+            + staged.EXPORT_COMMAND.replace("DIR", out)
         )
     elif export:
         serving = os.path.join(out, "serving")
