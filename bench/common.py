@@ -3,6 +3,8 @@
 Not a library module: imported only by the scripts next to it (`python bench/<script>.py`).
 """
 
+import contextlib
+import importlib.util
 import os
 import pathlib
 import re
@@ -173,6 +175,50 @@ def add_model_arguments(parser):
         default="float32",
         help="Keras dtype policy: float32, mixed_float16, mixed_bfloat16 (default: float32)",
     )
+
+
+BACKENDS = ("tensorflow", "jax", "torch")
+BACKEND_HELP = (
+    "comma-separated Keras backends, each measured in its own process and shown side by "
+    "side: tensorflow, jax, torch (default: KERAS_BACKEND, else tensorflow)"
+)
+
+
+def default_backend():
+    """The Keras backend this program runs on: KERAS_BACKEND, else tensorflow (as Keras)."""
+    return os.environ.get("KERAS_BACKEND", "tensorflow")
+
+
+def parse_backends(text):
+    """ "tensorflow,jax" -> ["tensorflow", "jax"]: known and installed backends, in order,
+    each once; a ValueError naming what was given otherwise."""
+    backends = list(dict.fromkeys(b.strip() for b in (text or "").split(",") if b.strip()))
+    if not backends:
+        raise ValueError(f"--backend names no backend: {text!r}; use {', '.join(BACKENDS)}.")
+    unknown = [b for b in backends if b not in BACKENDS]
+    if unknown:
+        raise ValueError(f"Unknown backend(s) {unknown} in {text!r}; use {', '.join(BACKENDS)}.")
+    missing = [b for b in backends if importlib.util.find_spec(b) is None]
+    if missing:
+        raise ValueError(
+            f'Backend(s) {missing} are not installed; pip install -e ".[{",".join(missing)}]".'
+        )
+    return backends
+
+
+@contextlib.contextmanager
+def keras_backend(backend):
+    """KERAS_BACKEND set to `backend` for the processes started inside (Keras reads it once,
+    at import, so each backend is measured in a process of its own)."""
+    before = os.environ.get("KERAS_BACKEND")
+    os.environ["KERAS_BACKEND"] = backend
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ["KERAS_BACKEND"]
+        else:
+            os.environ["KERAS_BACKEND"] = before
 
 
 def table(rows, columns):

@@ -29,10 +29,20 @@ N: each step attends over N positions, so a search linear in its steps (times th
 length) keeps that figure about constant as N grows; one that copies its whole output
 buffers at every step grows it in proportion to N.
     python bench/decode_speed.py --model-dir runs/bahdanau --limit 1000 --batch-sizes 64
+
+`--backend tensorflow,jax,torch` runs the whole measurement once per Keras backend, each in a
+process of its own (this script again, under `KERAS_BACKEND`), and prints their rows in one
+table. The Translator compiles its search per backend (`zoo.search.compile_search`: the
+traced graph on TensorFlow, `jax.jit` on JAX, `torch.no_grad` on PyTorch); the SavedModel
+path and `--growth` are TensorFlow's only (a SavedModel is TensorFlow's format).
 """
 
 import argparse
+import json
+import os
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 
@@ -104,6 +114,8 @@ def parse_args(argv=None):
     p.add_argument(
         "--vocab-size", type=int, default=8000, help="SentencePiece vocabularies (default: 8000)"
     )
+    p.add_argument("--backend", default=common.default_backend(), help=common.BACKEND_HELP)
+    p.add_argument("--rows-json", default=None, help=argparse.SUPPRESS)  # a child's rows
     p.add_argument(
         "--growth",
         default=None,
@@ -205,12 +217,47 @@ def time_savedmodel(loaded, sentences, order, beam, batch):
     return time.perf_counter() - start, statistics.mean(int(x) for x in lengths)
 
 
+def per_backend(argv, backends):
+    """The rows of this script run once per backend, each in its own process."""
+    rows = []
+    for backend in backends:
+        with tempfile.TemporaryDirectory(prefix="zoo-decode-bench-") as folder:
+            path = os.path.join(folder, "rows.json")
+            command = [sys.executable, __file__, *argv, "--backend", backend, "--rows-json", path]
+            print(f"== {backend} ==", flush=True)
+            with common.keras_backend(backend):
+                done = subprocess.run(command, check=False)
+            if done.returncode:
+                raise SystemExit(f"the {backend} run failed (exit {done.returncode}); see above.")
+            with open(path, encoding="utf-8") as f:
+                rows += json.load(f)
+    return rows
+
+
 def main(argv=None):
     args = parse_args(argv)
+    backends = common.parse_backends(args.backend)
     if args.growth:
+        if backends != ["tensorflow"] or common.default_backend() != "tensorflow":
+            raise SystemExit(
+                "--growth times TensorFlow's traced search only: --backend tensorflow."
+            )
         return growth(args)
-    import tensorflow as tf
+    if backends != [common.default_backend()]:  # one process per backend, then one table
+        rows = per_backend(sys.argv[1:] if argv is None else list(argv), backends)
+    else:
+        rows = measure_here(args, backends[0])
+    if args.rows_json:
+        with open(args.rows_json, "w", encoding="utf-8") as f:
+            json.dump(rows, f)
+        return rows
+    print_table(rows, args)
+    return rows
 
+
+def measure_here(args, backend):
+    """The rows of every translator, search, batch size and path, on this process's
+    backend (the SavedModel path on TensorFlow only)."""
     from zoo.data import load_corpus
     from zoo.export import load_exported
 
@@ -218,6 +265,12 @@ def main(argv=None):
     batch_sizes = [int(b) for b in _split(args.batch_sizes)]
     searches = [(s, args.beam if s == "beam" else 1) for s in _split(args.searches)]
     paths = _split(args.paths)
+    unknown = sorted(set(paths) - {"translator", "savedmodel"})
+    if unknown:
+        raise ValueError(f"Unknown path(s) {unknown}; use translator, savedmodel.")
+    if backend != "tensorflow" and "savedmodel" in paths:
+        print(f"savedmodel: TensorFlow's format, not timed on {backend}", flush=True)
+        paths = [p for p in paths if p != "savedmodel"]
     rows = []
     for label, translator in translators(args):
         print(f"{label}: {translator.model.count_params():,} parameters", flush=True)
@@ -228,9 +281,6 @@ def main(argv=None):
                 lengths = translator.source_lengths(test[:n])
                 order = sorted(range(n), key=lambda i: -int(lengths[i]))
                 cases.append((beam, batch, test[:n], order, float(lengths.mean())))
-        unknown = sorted(set(paths) - {"translator", "savedmodel"})
-        if unknown:
-            raise ValueError(f"Unknown path(s) {unknown}; use translator, savedmodel.")
         loaded = None
         # The Translator runs first: after export + tf.saved_model.load in the same process the
         # original tokenizer's SentencePiece resource is gone (NotFoundError: Resource
@@ -254,6 +304,7 @@ def main(argv=None):
                     seconds, out_len = time_savedmodel(loaded, sentences, order, beam, batch)
                 row = {
                     "model": label,
+                    "backend": backend,
                     "search": "greedy" if beam == 1 else f"beam {beam}",
                     "batch": batch,
                     "path": path,
@@ -274,6 +325,10 @@ def main(argv=None):
                     flush=True,
                 )
         del loaded
+    return rows
+
+
+def print_table(rows, args):
     print()
     print(
         f"Multi30k test2016 de->en, size={args.size}, precision={args.precision}, "
@@ -284,6 +339,7 @@ def main(argv=None):
             rows,
             [
                 ("model", "model", None),
+                ("backend", "backend", None),
                 ("search", "search", None),
                 ("batch", "batch", "{}"),
                 ("path", "path", None),
@@ -300,8 +356,6 @@ def main(argv=None):
         "peer figures: Joey NMT README (trained model, test2016, batch 64 / 1, 2-core CPU); "
         "an untrained zoo model decodes to its length limit, the worst case."
     )
-    del tf
-    return rows
 
 
 if __name__ == "__main__":

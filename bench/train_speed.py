@@ -12,6 +12,13 @@ excluded), as Joey NMT counts.
     python bench/train_speed.py                      # 4 presets, base, about 3.5 min on 2 cores
     python bench/train_speed.py --presets luong_global_general:nofeed --steps 10 --jit
     python bench/train_speed.py --breakdown          # also time forward / forward+backward
+    python bench/train_speed.py --backend tensorflow,jax,torch   # the Keras backends side by side
+
+`--backend` runs each preset on each Keras backend, in a process of its own, with the train
+step that trains there: on TensorFlow and JAX `zoo.training.train_step.make_train_step` (the
+recipes' step; on JAX a jitted stateless step on batches padded to a few bucket lengths, each
+compiled before the timing), on PyTorch Keras's own step of `model.fit` (`train_on_batch`
+with `zoo.training.keras_loss()`). The same batches, optimizer and clipping on each.
 
 A preset spec `NAME:SUFFIX...` changes the preset (bench/common.py, PRESET_SUFFIXES): `:nofeed`
 and `:feed` set input feeding off and on (off: the decoder's whole-sequence path),
@@ -60,7 +67,10 @@ def parse_args(argv=None):
     )
     common.add_model_arguments(p)
     p.add_argument(
-        "--jit", action="store_true", help="compile the train step with XLA (jit_compile=True)"
+        "--jit",
+        action="store_true",
+        help="compile the train step with XLA (jit_compile=True; TensorFlow: JAX always "
+        "compiles its step, PyTorch runs it eagerly)",
     )
     p.add_argument(
         "--steps", type=int, default=20, help="timed training steps per preset (default: 20)"
@@ -98,12 +108,15 @@ def parse_args(argv=None):
     p.add_argument(
         "--breakdown",
         action="store_true",
-        help="also time forward only and forward+backward (no optimizer) per step",
+        help="also time forward only and forward+backward (no optimizer) per step "
+        "(TensorFlow only)",
     )
+    p.add_argument("--backend", default=common.default_backend(), help=common.BACKEND_HELP)
     p.add_argument(
         "--in-process",
         action="store_true",
-        help="run the presets in this process (peak memory then accumulates; for profiling)",
+        help="run the presets in this process, on its backend (peak memory then accumulates; "
+        "for profiling)",
     )
     p.add_argument(
         "--run-peer",
@@ -285,32 +298,18 @@ def matmul_rate(n, seconds=3.0):
     return 8 * 2 * n**3 * reps / elapsed / 1e9
 
 
-def measure(spec, opts, batches):
-    """Runs in a fresh process: builds preset `spec`, times train steps, returns a dict."""
-    import keras
-    import numpy as np
+def tensorflow_steps(model, optimizer, opts):
+    """{"step": f(x, y) -> mean loss per token} on TensorFlow: the recipes' train step
+    (`make_train_step` in a `tf.function`), and with `breakdown` its forward and
+    forward+backward parts; x and y are tf tensors."""
     import tensorflow as tf
 
-    import zoo.models
-    from zoo.training import masked_token_stats, set_precision
-    from zoo.training.train_step import make_train_step, prepare_optimizer
+    from zoo.training import masked_token_stats
+    from zoo.training.train_step import make_train_step
 
-    name, overrides = common.parse_preset(spec)
-    set_precision(opts["precision"])
-    keras.utils.set_random_seed(0)
-    model = zoo.models.build(
-        name,
-        size=opts["size"],
-        source_vocab_size=opts["vocab_sizes"][0],
-        target_vocab_size=opts["vocab_sizes"][1],
-        **overrides,
-    )
-    # What training runs: the default optimizer (Adam, as the peer's runs) and the one train
-    # step of zoo.training.train (loss, normalisation, clipping, loss scaling).
-    optimizer = prepare_optimizer("adam", model)
-    trainable = model.trainable_variables
     jit = opts["jit"]
     step = make_train_step(model, optimizer, jit_compile=jit)
+    trainable = model.trainable_variables
 
     def forward(inputs, targets):
         logits = model(inputs, training=True)
@@ -344,25 +343,95 @@ def measure(spec, opts, batches):
         fns["fwd+bwd"] = tf.function(
             lambda x, y: grads_fn(x, y)[1], input_signature=spec_in, jit_compile=jit
         )
-    tensors = [({k: tf.constant(v) for k, v in f.items()}, tf.constant(y)) for f, y in batches]
+    return fns
+
+
+def jax_steps(model, optimizer):
+    """{"step": ...} on JAX: the recipes' train step there (`make_train_step`, a jitted
+    stateless step on batches padded to bucket lengths); x and y are NumPy arrays."""
+    from zoo.training.train_step import make_train_step
+
+    step = make_train_step(model, optimizer)
+
+    def mean_loss_step(x, y):
+        loss_sum, _, tokens = step((x, y))
+        return float(loss_sum) / float(tokens)
+
+    return {"step": mean_loss_step}
+
+
+def torch_steps(model, optimizer):
+    """{"step": ...} on PyTorch: Keras's own train step, what `model.fit` runs there
+    (`train_on_batch` with `zoo.training.keras_loss()`); x and y are NumPy arrays."""
+    from zoo.training import keras_loss
+
+    model.compile(optimizer=optimizer, loss=keras_loss())
+    return {"step": lambda x, y: float(model.train_on_batch(x, y))}
+
+
+def compile_shapes(fns, warm, timed, key):
+    """Runs the step once on a batch of each shape `key(x, y)` of `timed` not in `warm`:
+    backends that compile per shape (XLA, `jax.jit`) compile before the timing."""
+    seen = {key(x, y) for x, y in warm}
+    for x, y in timed:
+        if key(x, y) not in seen:
+            seen.add(key(x, y))
+            fns["step"](x, y)
+
+
+def measure(spec, opts, batches):
+    """Runs in a fresh process: builds preset `spec`, times train steps, returns a dict."""
+    import keras
+    import numpy as np
+
+    import zoo.models
+    from zoo.training import set_precision
+    from zoo.training.train_step import prepare_optimizer
+
+    backend = keras.backend.backend()
+    name, overrides = common.parse_preset(spec)
+    set_precision(opts["precision"])
+    keras.utils.set_random_seed(0)
+    model = zoo.models.build(
+        name,
+        size=opts["size"],
+        source_vocab_size=opts["vocab_sizes"][0],
+        target_vocab_size=opts["vocab_sizes"][1],
+        **overrides,
+    )
+    # What training runs: the default optimizer (Adam, as the peer's runs, clipped to global
+    # norm 1) and the backend's train step (loss, normalisation, clipping, loss scaling).
+    optimizer = prepare_optimizer("adam", model)
+    if backend == "tensorflow":
+        import tensorflow as tf
+
+        fns = tensorflow_steps(model, optimizer, opts)
+        tensors = [({k: tf.constant(v) for k, v in f.items()}, tf.constant(y)) for f, y in batches]
+    else:
+        fns = jax_steps(model, optimizer) if backend == "jax" else torch_steps(model, optimizer)
+        tensors = batches
     warm, timed = tensors[: opts["warmup"]], tensors[opts["warmup"] :]
     row = {
         "preset": spec,
+        "backend": backend,
         "params": int(sum(np.prod(v.shape) for v in model.trainable_variables)),
         "precision": opts["precision"],
-        "jit": jit,
+        "jit": opts["jit"] if backend == "tensorflow" else backend == "jax",
     }
     start = time.perf_counter()
     try:
         for x, y in warm:
-            fns["step"](x, y).numpy()
-        if jit:  # XLA compiles per shape: compile every timed shape before timing
-            seen = {(tuple(x["source_ids"].shape), tuple(y.shape)) for x, y in warm}
-            for x, y in timed:
-                key = (tuple(x["source_ids"].shape), tuple(y.shape))
-                if key not in seen:
-                    seen.add(key)
-                    fns["step"](x, y).numpy()
+            float(fns["step"](x, y))
+        if backend == "jax":  # jitted per bucket length (zoo.training.jax_step)
+            from zoo.training.jax_step import bucket_length
+
+            compile_shapes(fns, warm, timed, lambda x, y: (
+                bucket_length(x["source_ids"].shape[1]), bucket_length(y.shape[1])
+            ))  # fmt: skip
+        elif row["jit"]:  # XLA compiles per shape
+            compile_shapes(fns, warm, timed, lambda x, y: (
+                tuple(x["source_ids"].shape), tuple(y.shape)
+            ))  # fmt: skip
     except Exception as error:  # report, e.g. XLA that cannot compile the model
         text = str(error).strip().splitlines()
         row["error"] = next((t for t in text if "XLA" in t or "Error" in t), text[0])[:300]
@@ -374,11 +443,11 @@ def measure(spec, opts, batches):
     times = []
     for x, y in timed:
         start = time.perf_counter()
-        loss = float(fns["step"](x, y).numpy())
+        loss = float(fns["step"](x, y))
         times.append(time.perf_counter() - start)
         elapsed += times[-1]
         done += 1
-        tokens += int(np.count_nonzero(y.numpy()))
+        tokens += int(np.count_nonzero(np.asarray(y)))
         pairs += int(y.shape[0])
         if elapsed > opts["max_seconds"]:
             break
@@ -441,6 +510,14 @@ def load_batches(args):
 
 def main(argv=None):
     args = parse_args(argv)
+    backends = common.parse_backends(args.backend)
+    if args.in_process and backends != [common.default_backend()]:
+        raise SystemExit(
+            f"--in-process runs on this process's backend ({common.default_backend()}); "
+            f"--backend {args.backend} needs a process per backend: leave --in-process out."
+        )
+    if args.breakdown and backends != ["tensorflow"]:
+        raise SystemExit(f"--breakdown is TensorFlow's only; --backend is {args.backend}.")
     import zoo.models
 
     if args.presets == "all":
@@ -473,22 +550,25 @@ def main(argv=None):
         )
     }
     rows = []
-    for spec in specs:
+    for backend, spec in ((b, s) for b in backends for s in specs):
         name, overrides = common.parse_preset(spec)
         text, flops_per_token = describe_flops(
             spec, name, args.size, args.vocab_sizes, overrides, batches[args.warmup :]
         )
         print(text)
-        print(f"{spec}: measuring ...", flush=True)
+        print(f"{spec} on {backend}: measuring ...", flush=True)
         if args.in_process:
             row = measure(spec, opts, batches)
         else:
             context = multiprocessing.get_context("spawn")
-            with concurrent.futures.ProcessPoolExecutor(1, mp_context=context) as pool:
+            with (
+                common.keras_backend(backend),
+                concurrent.futures.ProcessPoolExecutor(1, mp_context=context) as pool,
+            ):
                 row = pool.submit(measure, spec, opts, batches).result()
         row["flops_per_token"] = flops_per_token
         if "error" in row:
-            print(f"{spec}: FAILED: {row['error']}")
+            print(f"{spec} on {backend}: FAILED: {row['error']}")
         else:
             used = batches[args.warmup : args.warmup + row["steps"]]
             terms, a = flop_terms(name, args.size, args.vocab_sizes, overrides)
@@ -505,7 +585,7 @@ def main(argv=None):
                 row["peer_src"] = "README"
             row["vs_peer"] = row["tokens_per_s"] / row["peer"]
             print(
-                f"{spec}: {row['tokens_per_s']:.0f} tok/s, {row['pairs_per_s']:.1f} pairs/s, "
+                f"{spec} on {backend}: {row['tokens_per_s']:.0f} tok/s, {row['pairs_per_s']:.1f} pairs/s, "
                 f"{row['steps']} steps, MFU {100 * row['mfu']:.1f}%",
                 flush=True,
             )
@@ -518,6 +598,7 @@ def main(argv=None):
     )
     columns = [
         ("preset", "preset", None),
+        ("backend", "backend", None),
         ("params", "params", "{:,}"),
         ("steps", "steps", "{}"),
         ("tokens_per_s", "tgt tok/s", "{:,.0f}"),
