@@ -66,9 +66,10 @@ def test_every_preset_builds_and_trains(name):
 @pytest.mark.parametrize(
     "name", ["bahdanau_rnnencdec", "bahdanau_rnnsearch", "luong_local_p_general"]
 )
-def test_step_readout_rows_are_those_rows_of_the_full_step(name):
-    """`step(..., readout_rows=r)` (search's output layer for live rows only) returns the
-    logits of rows r of the full step, and the same state and weights for every row."""
+def test_step_of_some_rows_is_those_rows_of_the_full_step(name):
+    """`step(..., rows=r)` (search's step for live rows only) returns the logits of rows r
+    of the full step, the full step's state in rows r and the given state elsewhere, and
+    the full step's weights in rows r and zeros elsewhere."""
     source, target_in, _ = reversal_batch(np.random.default_rng(1), 5, 2, 4, 10)
     model = build(name, "tiny", source_vocab_size=10, target_vocab_size=10)
     encoder, decoder = model.get_layer("encoder"), model.get_layer("decoder")
@@ -77,11 +78,18 @@ def test_step_readout_rows_are_those_rows_of_the_full_step(name):
     _, state, _ = decoder.step(target_in[:, 0], state, cache)  # a state that is not s_0
     rows = np.array([3, 0, 4], "int32")
     full = decoder.step(target_in[:, 1], state, cache)
-    some = decoder.step(target_in[:, 1], state, cache, readout_rows=rows)
+    some = decoder.step(target_in[:, 1], state, cache, rows=rows)
     np.testing.assert_allclose(some[0], np.asarray(full[0])[rows], rtol=1e-5, atol=1e-6)
-    for a, b in zip(some[1], full[1], strict=True):
-        np.testing.assert_array_equal(a, b)
-    np.testing.assert_array_equal(some[2], full[2])
+    others = np.setdiff1d(np.arange(5), rows)
+    for given, stepped, reference in zip(state, some[1], full[1], strict=True):
+        np.testing.assert_allclose(
+            np.asarray(stepped)[rows], np.asarray(reference)[rows], rtol=1e-5, atol=1e-6
+        )
+        np.testing.assert_array_equal(np.asarray(stepped)[others], np.asarray(given)[others])
+    np.testing.assert_allclose(
+        np.asarray(some[2])[rows], np.asarray(full[2])[rows], rtol=1e-5, atol=1e-6
+    )
+    np.testing.assert_array_equal(np.asarray(some[2])[others], 0.0)
 
 
 @pytest.mark.parametrize(

@@ -235,9 +235,9 @@ def test_an_encoder_sharing_embeddings_outside_a_three_way_model_says_so():
 
 @pytest.mark.parametrize("tie", [True, "three_way"])
 @pytest.mark.parametrize("name", ["luong_local_p_general", "bahdanau_rnnsearch"])
-def test_step_readout_rows_read_the_tied_matrix(name, tie):
-    """`step(..., readout_rows=r)`, search's output layer for live rows only, gives those
-    rows of the full tied step."""
+def test_step_of_some_rows_reads_the_tied_matrix(name, tie):
+    """`step(..., rows=r)`, search's step for live rows only, gives those rows of the full
+    tied step."""
     model = tiny(name, tie)
     source, target_in = batch()
     encoder, decoder = model.get_layer("encoder"), model.get_layer("decoder")
@@ -246,7 +246,7 @@ def test_step_readout_rows_read_the_tied_matrix(name, tie):
     _, state, _ = decoder.step(target_in[:, 0], state, cache)
     rows = np.array([3, 0], "int32")
     full, _, _ = decoder.step(target_in[:, 1], state, cache)
-    some, _, _ = decoder.step(target_in[:, 1], state, cache, readout_rows=rows)
+    some, _, _ = decoder.step(target_in[:, 1], state, cache, rows=rows)
     np.testing.assert_allclose(some, np.asarray(full)[rows], rtol=1e-5, atol=1e-6)
 
 

@@ -138,9 +138,9 @@ def test_a_wide_beam_is_the_best_sequence_that_follows_the_rule(controls, alpha)
 
 
 @pytest.mark.parametrize("controls", CONTROLS + [dict(prefix=True)], ids=str)
-@pytest.mark.parametrize("readout_rows", [True, False])
-def test_greedy_equals_a_numpy_loop_that_applies_the_rule(controls, readout_rows):
-    model = toy_model(seed=2, readout_rows=readout_rows)
+@pytest.mark.parametrize("step_rows", [True, False])
+def test_greedy_equals_a_numpy_loop_that_applies_the_rule(controls, step_rows):
+    model = toy_model(seed=2, step_rows=step_rows)
     ratio, offset = 1.0, 4
     prefixes = [[3, 3, 4], [], [6], [5, 5, 5, 5, 5, 5, 5, 5, 5, 5]]  # the last one: past L_b
     if controls.get("prefix"):
@@ -159,13 +159,13 @@ def test_greedy_equals_a_numpy_loop_that_applies_the_rule(controls, readout_rows
         np.testing.assert_allclose(result.log_probs[i], total, rtol=1e-5, atol=1e-5)
 
 
-@pytest.mark.parametrize("readout_rows", [False, True])
+@pytest.mark.parametrize("step_rows", [False, True])
 @pytest.mark.parametrize("beam_size", [1, 3])
-def test_rows_without_a_prefix_translate_exactly_as_without_the_feature(beam_size, readout_rows):
-    model = toy_model(seed=4, end_bias=-1.0, readout_rows=readout_rows)
+def test_rows_without_a_prefix_translate_exactly_as_without_the_feature(beam_size, step_rows):
+    model = toy_model(seed=4, end_bias=-1.0, step_rows=step_rows)
     # Bitwise, when each step computes every row; else to float rounding (the rows still
     # extending, whose output layer a step computes in one product, differ in number).
-    tolerance = dict(rtol=1e-6, atol=1e-6) if readout_rows else dict(rtol=0, atol=0)
+    tolerance = dict(rtol=1e-6, atol=1e-6) if step_rows else dict(rtol=0, atol=0)
     plain = search(model, SOURCES, beam_size=beam_size, max_length_offset=4)
     prefixed = search(
         model, SOURCES, beam_size=beam_size, max_length_offset=4, prefix=[[5, 6], [], [4], []]

@@ -348,19 +348,19 @@ def test_stopping_once_decided_returns_what_running_to_the_end_returns(alpha):
 
 @pytest.mark.parametrize("alpha", [0.0, 0.6])
 def test_skipping_ended_rows_returns_what_computing_every_row_returns(alpha):
-    """The output layer for live rows only (and decided sentences ended) changes nothing:
-    against the same search over a decoder without `readout_rows`, and with skipping off."""
+    """The step for live rows only (and decided sentences ended) changes nothing:
+    against the same search over a decoder without `rows`, and with skipping off."""
     skipped_rows = 0
     for seed in range(4):
         kwargs = dict(target_vocab=9, seed=seed, end_bias=0.5 * (seed % 3))
-        rows_model, plain_model = toy_model(**kwargs), toy_model(**kwargs, readout_rows=False)
+        rows_model, plain_model = toy_model(**kwargs), toy_model(**kwargs, step_rows=False)
         plain_model.set_weights(rows_model.get_weights())
         settings = SearchSettings(1 + seed % 3, alpha, 1.5, 6, True)
         decoder = rows_model.get_layer("decoder")
-        decoder.readout_sizes.clear()
+        decoder.step_sizes.clear()
         skipped = trim(padded_search(rows_model, tf.constant(SOURCES), settings))
         batch_rows = len(SOURCES) * settings.beam_size
-        skipped_rows += sum(batch_rows - size for size in decoder.readout_sizes)
+        skipped_rows += sum(batch_rows - size for size in decoder.step_sizes)
         for reference in (
             padded_search(plain_model, tf.constant(SOURCES), settings),
             padded_search(rows_model, tf.constant(SOURCES), settings, skip_ended=False),
@@ -372,7 +372,7 @@ def test_skipping_ended_rows_returns_what_computing_every_row_returns(alpha):
                 np.testing.assert_allclose(
                     getattr(skipped, name), getattr(reference, name), rtol=1e-5, atol=1e-6
                 )
-    assert skipped_rows > 0  # the readout did get fewer rows
+    assert skipped_rows > 0  # the steps did get fewer rows
 
 
 @pytest.mark.parametrize("beam_size", [1, 2])

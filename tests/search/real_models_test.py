@@ -41,3 +41,40 @@ def test_search_on_a_tiny_preset(preset):
         assert hypothesis[-1] == END_ID
         (expected,) = sequence_log_probs(model, row, [hypothesis])
         np.testing.assert_allclose(beam.scores[i], expected, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize(
+    "preset", ["luong_local_p_general", "bahdanau_rnnsearch", "bahdanau_rnnencdec"]
+)
+@pytest.mark.parametrize("beam_size", [1, 3])
+def test_stepping_only_the_rows_still_extending_changes_nothing(preset, beam_size):
+    """`skip_ended` steps the decoder (recurrence, attention, output layer) only for the
+    rows still extending; the other rows keep a stale state. The hypotheses, scores and
+    attention equal those of the search that steps every row."""
+    from zoo.search.compile import padded_search, trim
+    from zoo.search.settings import SearchSettings
+
+    keras = pytest.importorskip("keras")
+    keras.utils.set_random_seed(3)
+    model = models.build(preset, size="tiny", source_vocab_size=12, target_vocab_size=11)
+    decoder = model.get_layer("decoder")
+    sizes, step = [], decoder.step
+
+    def recording_step(*args, rows=None, **kwargs):
+        if rows is not None:
+            sizes.append(int(np.asarray(rows).shape[0]))
+        return step(*args, rows=rows, **kwargs)
+
+    decoder.step = recording_step
+    # Sources of different lengths end at different steps (their limits differ).
+    sources = np.array([[5, 6, 7, 8, 9, 10], [9, 4, 0, 0, 0, 0], [6, 0, 0, 0, 0, 0]], "int32")
+    settings = SearchSettings(beam_size, 0.6, 1.0, 2, True, n_best=beam_size)
+    skipped = trim(padded_search(model, sources, settings))
+    every = trim(padded_search(model, sources, settings, skip_ended=False))
+    assert sizes and min(sizes) < len(sources) * beam_size  # some rows were skipped
+    for name in ("ids", "lengths"):
+        np.testing.assert_array_equal(getattr(skipped, name), getattr(every, name), name)
+    for name in ("scores", "log_probs", "attention"):
+        np.testing.assert_allclose(
+            getattr(skipped, name), getattr(every, name), rtol=1e-5, atol=1e-6, err_msg=name
+        )

@@ -6,7 +6,7 @@ Used by the search tests, independently of the real models in zoo.models:
 - ToyDecoder: a tanh RNN with dot attention over the memory, whose logits are
   `transition[prev_id] + mix * W_o [h_t; c_t]`. With `mix=0` the next-token distribution is
   a fixed function of the previous token (a Markov chain given by `transition`).
-- RowsToyDecoder: the same with `step(..., readout_rows=)` (logits of some rows only).
+- RowsToyDecoder: the same with `step(..., rows=)` (some rows stepped only).
 """
 
 import itertools
@@ -75,7 +75,7 @@ class ToyDecoder(keras.layers.Layer):
     def step(self, prev_ids, state, cache, training=False):
         return self._step(prev_ids, state, cache)
 
-    def _step(self, prev_ids, state, cache, readout_rows=None):
+    def _step(self, prev_ids, state, cache):
         prev_ids = ops.cast(prev_ids, "int32")
         h = ops.tanh(
             ops.matmul(ops.take(self.E, prev_ids, axis=0), self.W) + ops.matmul(state[0], self.U)
@@ -84,11 +84,8 @@ class ToyDecoder(keras.layers.Layer):
         scores = ops.where(cache["mask"], scores, -1e9)
         weights = ops.softmax(scores, axis=-1)
         context = ops.einsum("bt,btu->bu", weights, cache["memory"])
-        features, ids = ops.concatenate([h, context], axis=-1), prev_ids
-        if readout_rows is not None:
-            features = ops.take(features, readout_rows, axis=0)
-            ids = ops.take(prev_ids, readout_rows, axis=0)
-        logits = ops.take(self.T, ids, axis=0) + self.mix * ops.matmul(features, self.W_o)
+        features = ops.concatenate([h, context], axis=-1)
+        logits = ops.take(self.T, prev_ids, axis=0) + self.mix * ops.matmul(features, self.W_o)
         return logits, (h,), weights
 
     def call(self, target_ids, memory, source_mask, encoder_states, training=None):
@@ -106,18 +103,27 @@ class ToyDecoder(keras.layers.Layer):
 
 
 class RowsToyDecoder(ToyDecoder):
-    """The toy with `step(..., readout_rows=)`, as DecoderBase has: search then computes
-    logits only for the rows still extending. `readout_sizes` records, in eager runs, how
-    many rows each step's readout got (so a test can see the skipping happen)."""
+    """The toy with `step(..., rows=)`, as DecoderBase has: search then steps only the rows
+    still extending (the other rows' state kept, their weights zero). `step_sizes` records,
+    in eager runs, how many rows each step got (so a test can see the skipping happen)."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.readout_sizes = []
+        self.step_sizes = []
 
-    def step(self, prev_ids, state, cache, training=False, readout_rows=None):
-        if readout_rows is not None and tf.executing_eagerly():
-            self.readout_sizes.append(int(ops.shape(readout_rows)[0]))
-        return self._step(prev_ids, state, cache, readout_rows)
+    def step(self, prev_ids, state, cache, training=False, rows=None):
+        if rows is None:
+            return self._step(prev_ids, state, cache)
+        if tf.executing_eagerly():
+            self.step_sizes.append(int(ops.shape(rows)[0]))
+        take = lambda x: ops.take(x, rows, axis=0)  # noqa: E731
+        logits, (h,), weights = self._step(
+            take(prev_ids), (take(state[0]),), {k: take(x) for k, x in cache.items()}
+        )
+        at = rows[:, None]
+        h = ops.scatter_update(state[0], at, h)
+        weights = ops.scatter_update(ops.zeros_like(cache["mask"], "float32"), at, weights)
+        return logits, (h,), weights
 
 
 def toy_model(
@@ -128,10 +134,10 @@ def toy_model(
     mix=1.0,
     seed=2,
     end_bias=0.0,
-    readout_rows=True,
+    step_rows=True,
 ):
     """The toy as a functional model; `end_bias` is added to every logit of END (random table).
-    `readout_rows=True` (the real decoders' contract) uses `RowsToyDecoder`; False the plain
+    `step_rows=True` (the real decoders' contract) uses `RowsToyDecoder`; False the plain
     `ToyDecoder`, whose step computes every row."""
     if transition is None:
         transition = np.random.default_rng(seed).normal(size=(target_vocab, target_vocab))
@@ -139,7 +145,7 @@ def toy_model(
     source = keras.Input((None,), dtype="int32", name="source_ids")
     target = keras.Input((None,), dtype="int32", name="target_ids")
     memory, mask, states = ToyEncoder(source_vocab, units, name="encoder")(source)
-    decoder_class = RowsToyDecoder if readout_rows else ToyDecoder
+    decoder_class = RowsToyDecoder if step_rows else ToyDecoder
     logits = decoder_class(
         target_vocab, units, transition=transition, mix=mix, seed=seed, name="decoder"
     )(target, memory, mask, states)

@@ -71,7 +71,7 @@ class DecoderBase(keras.layers.Layer):
     def _readout(self, inputs, features, cache, training=None):
         raise NotImplementedError
 
-    def step(self, prev_ids, state, cache, training=False, params=None, readout_rows=None):
+    def step(self, prev_ids, state, cache, training=False, params=None, rows=None):
         """One decoding step.
 
         Args:
@@ -80,12 +80,13 @@ class DecoderBase(keras.layers.Layer):
             cache: the dict from `prepare`.
             params: optional `self.loop_params()`; a decoding loop computes it once before
                 the loop and passes it to every step (else each step slices the kernels).
-            readout_rows: optional (R,) int row indices: compute the logits of these rows
-                only (search skips the output layer, the costliest part of a step, for
-                hypotheses that have ended). The state and weights keep all B rows.
+            rows: optional (R,) int row indices: step these rows only (search skips the
+                recurrence, attention and output layer of hypotheses that have ended). The
+                state and weights keep all B rows: the other rows' state as given, their
+                weights zero.
         Returns:
-            logits (B, V) (or (R, V) for `readout_rows`), the new state tuple, attention
-            weights (B, Ts).
+            logits (B, V) (or (R, V) for `rows`), the new state tuple, attention weights
+            (B, Ts).
         """
         if len(prev_ids.shape) != 1:
             raise ValueError(
@@ -93,16 +94,29 @@ class DecoderBase(keras.layers.Layer):
                 f"got shape {tuple(prev_ids.shape)}."
             )
         params = self.loop_params() if params is None else params
+        full_state = tuple(state)
+        if rows is not None:
+            prev_ids = ops.take(prev_ids, rows, axis=0)
+            state = tree.map_structure(lambda x: ops.take(x, rows, axis=0), full_state)
+            cache = _RowsOf(cache, rows)
         inputs = self._step_inputs(ops.cast(prev_ids, "int32"), params, training)
         noise = self._step_noise(ops.shape(prev_ids)[:1], training)  # dropout masks (B, ...)
         step_inputs = (*inputs, *noise) if noise else inputs
         features, state, weights = self._advance(step_inputs, tuple(state), cache, params, training)
-        if readout_rows is not None:
-            inputs, features = tree.map_structure(
-                lambda x: ops.take(x, readout_rows, axis=0), (inputs, features)
+        logits = self._readout(inputs, features, cache, training)
+        if rows is not None:
+            at = rows[:, None]
+            state = tuple(
+                tree.map_structure(
+                    lambda full, new: ops.scatter_update(full, at, new), full_state, state
+                )
             )
-            cache = _RowsOf(cache, readout_rows)
-        return self._readout(inputs, features, cache, training), state, weights
+            if weights is not None:
+                batch = ops.shape(full_state[0])[0]
+                weights = ops.scatter_update(
+                    ops.zeros((batch, ops.shape(weights)[1]), weights.dtype), at, weights
+                )
+        return logits, state, weights
 
     def _stepwise_logits(self, target_ids, cache, training, return_weights=True):
         """`step` over all target steps: the step inputs and the readout run once outside
@@ -158,15 +172,20 @@ class DecoderBase(keras.layers.Layer):
 
 
 class _RowsOf(Mapping):
-    """A read-only view of a cache dict at some rows: each entry is gathered when read, so
-    a readout that reads no cache (or one small entry) gathers nothing large."""
+    """A read-only view of a cache dict at some rows: each entry is gathered when first
+    read (once), so a step that reads only some entries gathers only those."""
 
     def __init__(self, cache, rows):
         self._cache = cache
         self._rows = rows
+        self._gathered = {}
 
     def __getitem__(self, key):
-        return tree.map_structure(lambda x: ops.take(x, self._rows, axis=0), self._cache[key])
+        if key not in self._gathered:
+            self._gathered[key] = tree.map_structure(
+                lambda x: ops.take(x, self._rows, axis=0), self._cache[key]
+            )
+        return self._gathered[key]
 
     def __iter__(self):
         return iter(self._cache)

@@ -50,8 +50,8 @@ def padded_search(
 
     `stop_early=False` (for tests) runs beam search until every hypothesis has ended instead
     of stopping once no alive hypothesis can change the result.
-    `skip_ended` computes the output layer and its top-k only for the rows still extending
-    (when the decoder's `step` takes `readout_rows`), and ends the alive hypotheses of a
+    `skip_ended` runs the decoder step and its top-k only for the rows still extending
+    (when the decoder's `step` takes `rows`), and ends the alive hypotheses of a
     sentence whose result is decided. The rows vary in number from step to step, which XLA
     cannot compile: the compiled searches pass False, and backends other than TensorFlow
     (`dynamic_shapes`) ignore it. The result is the same either way.

@@ -16,10 +16,10 @@ Rules both searches follow:
   (the product is computed in float32), and `L_b = 1` when `n_b = 0`: a source with no
   tokens (also a batch of shape (B, 0)) gives END alone. At step `L_b` the only allowed
   token is `END_ID`, so every hypothesis ends with END.
-- Outside XLA (eagerly and in `tf.function`), a step computes the decoder's output layer
-  and the top-k only for the rows still extending (`decoder.step(..., readout_rows=)`, when
-  the decoder's step takes it). Ended rows skip the costliest part of a step; the returned
-  hypotheses do not change.
+- Outside XLA (eagerly and in `tf.function`), a step runs the decoder (its recurrence,
+  attention and output layer) and the top-k only for the rows still extending
+  (`decoder.step(..., rows=)`, when the decoder's step takes it). Ended rows cost nothing
+  more; the returned hypotheses do not change.
 """
 
 import inspect
@@ -131,7 +131,7 @@ class SearchLoop:
         # without `loop_params` only needs prepare/initial_state/step).
         self.params = self.decoder.loop_params() if hasattr(self.decoder, "loop_params") else None
         self.skip_ended = (
-            skip_ended and "readout_rows" in inspect.signature(self.decoder.step).parameters
+            skip_ended and "rows" in inspect.signature(self.decoder.step).parameters
         )
         self.per_beam = None  # tokens kept per row, set at the first step (needs V)
 
@@ -176,9 +176,9 @@ class SearchLoop:
         """
         options = {} if self.params is None else {"params": self.params}
         live = None
-        if self.skip_ended:  # the output layer only for the rows still extending
+        if self.skip_ended:  # the step only for the rows still extending
             live = ops.nonzero(ops.logical_not(v["inactive"]))[0]  # (R,) row ids
-            options["readout_rows"] = live
+            options["rows"] = live
         logits, new_state, weights = self.decoder.step(
             v["prev_ids"], v["state"], self.cache, training=False, **options
         )
