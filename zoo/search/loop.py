@@ -130,9 +130,7 @@ class SearchLoop:
         # Kernel slices and casts every step reads, made once outside the loop (a decoder
         # without `loop_params` only needs prepare/initial_state/step).
         self.params = self.decoder.loop_params() if hasattr(self.decoder, "loop_params") else None
-        self.skip_ended = (
-            skip_ended and "rows" in inspect.signature(self.decoder.step).parameters
-        )
+        self.skip_ended = skip_ended and "rows" in inspect.signature(self.decoder.step).parameters
         self.per_beam = None  # tokens kept per row, set at the first step (needs V)
 
     def loop_vars(self):
