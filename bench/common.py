@@ -3,7 +3,6 @@
 Not a library module: imported only by the scripts next to it (`python bench/<script>.py`).
 """
 
-import contextlib
 import importlib.util
 import os
 import pathlib
@@ -11,6 +10,7 @@ import re
 import subprocess
 import sys
 import time
+from unittest import mock
 
 import zoo_startup
 
@@ -206,19 +206,11 @@ def parse_backends(text):
     return backends
 
 
-@contextlib.contextmanager
 def keras_backend(backend):
-    """KERAS_BACKEND set to `backend` for the processes started inside (Keras reads it once,
-    at import, so each backend is measured in a process of its own)."""
-    before = os.environ.get("KERAS_BACKEND")
-    os.environ["KERAS_BACKEND"] = backend
-    try:
-        yield
-    finally:
-        if before is None:
-            del os.environ["KERAS_BACKEND"]
-        else:
-            os.environ["KERAS_BACKEND"] = before
+    """A context: KERAS_BACKEND set to `backend` for the processes started inside, restored
+    after (Keras reads it once, at import, so each backend is measured in a process of its
+    own)."""
+    return mock.patch.dict(os.environ, {"KERAS_BACKEND": backend})
 
 
 def table(rows, columns):

@@ -9,14 +9,29 @@ Used by the search tests, independently of the real models in zoo.models:
 - RowsToyDecoder: the same with `step(..., rows=)` (some rows stepped only).
 """
 
-import itertools
-
 import keras
 import numpy as np
 import tensorflow as tf
 from keras import ops
 
-from zoo.constants import END_ID, PAD_ID, START_ID
+from zoo.constants import END_ID, PAD_ID
+from zoo.testing.search_probe import (  # the references, shared with every backend's tests
+    all_hypotheses,
+    greedy_reference,
+    log_softmax,
+)
+from zoo.testing.search_probe import teacher_forced_log_probs as sequence_log_probs
+
+__all__ = [
+    "RowsToyDecoder",
+    "ToyDecoder",
+    "ToyEncoder",
+    "all_hypotheses",
+    "greedy_reference",
+    "log_softmax",
+    "sequence_log_probs",
+    "toy_model",
+]
 
 
 class ToyEncoder(keras.layers.Layer):
@@ -150,54 +165,3 @@ def toy_model(
         target_vocab, units, transition=transition, mix=mix, seed=seed, name="decoder"
     )(target, memory, mask, states)
     return keras.Model({"source_ids": source, "target_ids": target}, logits)
-
-
-def log_softmax(logits):
-    shifted = logits - logits.max(axis=-1, keepdims=True)
-    return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
-
-
-def sequence_log_probs(model, source_ids, hypotheses):
-    """Teacher-forced sum of log p(y_t | y_<t, x) for each hypothesis (lists ending in END)."""
-    width = max(len(h) for h in hypotheses)
-    target_in = np.zeros((len(hypotheses), width), "int32")
-    target_out = np.zeros((len(hypotheses), width), "int32")
-    for i, hyp in enumerate(hypotheses):
-        target_in[i, : len(hyp)] = [START_ID] + list(hyp[:-1])
-        target_out[i, : len(hyp)] = hyp
-    sources = np.repeat(np.asarray(source_ids, "int32")[None], len(hypotheses), axis=0)
-    logits = np.asarray(model({"source_ids": sources, "target_ids": target_in}), "float64")
-    picked = np.take_along_axis(log_softmax(logits), target_out[..., None], axis=-1)[..., 0]
-    mask = np.arange(width)[None] < np.array([len(h) for h in hypotheses])[:, None]
-    return (picked * mask).sum(axis=1)
-
-
-def all_hypotheses(target_vocab, max_length):
-    """Every sequence of <= max_length tokens that ends with END and has no PAD/START/END before."""
-    words = [i for i in range(target_vocab) if i not in (PAD_ID, START_ID, END_ID)]
-    for n in range(1, max_length + 1):
-        for prefix in itertools.product(words, repeat=n - 1):
-            yield list(prefix) + [END_ID]
-
-
-def greedy_reference(model, source_ids, max_length):
-    """A plain arg-max loop over decoder.step, one sentence at a time (NumPy bookkeeping)."""
-    encoder, decoder = model.get_layer("encoder"), model.get_layer("decoder")
-    source = np.asarray(source_ids, "int32")[None]
-    cache = decoder.prepare(*encoder(source))
-    state = decoder.initial_state(cache)
-    prev, out, total = START_ID, [], 0.0
-    for t in range(max_length):
-        logits, state, _ = decoder.step(np.array([prev], "int32"), state, cache)
-        log_probs = log_softmax(np.asarray(logits, "float64")[0])
-        allowed = log_probs.copy()
-        allowed[[PAD_ID, START_ID]] = -np.inf
-        if t == max_length - 1:
-            allowed[:] = -np.inf
-            allowed[END_ID] = 0.0
-        prev = int(np.argmax(allowed))
-        out.append(prev)
-        total += log_probs[prev]
-        if prev == END_ID:
-            break
-    return out, total
