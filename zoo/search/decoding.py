@@ -70,8 +70,8 @@ def search(
         vocabulary) fills the rest with score -inf and length 0.
 
     Works on TensorFlow (eagerly and inside `tf.function`), JAX (`jax.jit`, cached per
-    model and settings) and PyTorch (under `torch.no_grad`), with the same results. The modules `greedy`, `beam` and `loop` of
-    `zoo.search` give the exact rules.
+    model and settings) and PyTorch (under `torch.no_grad`), with the same results. The
+    modules `greedy`, `beam` and `loop` of `zoo.search` give the exact rules.
 
     Example:
         >>> result = search(model, [[5, 6, 7, 0]], beam_size=4)  # doctest: +SKIP

@@ -1,11 +1,10 @@
 """`evaluate`: the masked loss, perplexity and token accuracy of a model on a dataset, and
 the evaluation step that `train` runs on its validation data."""
 
-import contextlib
-
 import keras
 import tensorflow as tf
 
+from zoo.search.compile import no_grad
 from zoo.training.losses import masked_token_stats, perplexity
 from zoo.training.train_step import compile_step
 
@@ -54,19 +53,10 @@ def _eager_eval_step(model):
 
     def eval_step(batch):
         inputs, targets = (tf.nest.map_structure(lambda x: x.numpy(), part) for part in batch)
-        with _no_grad():
+        with no_grad():
             return masked_token_stats(targets, model(inputs, training=False))
 
     return eval_step
-
-
-def _no_grad():
-    """`torch.no_grad()` on PyTorch, else a context that does nothing."""
-    if keras.backend.backend() == "torch":
-        import torch  # noqa: PLC0415
-
-        return torch.no_grad()
-    return contextlib.nullcontext()
 
 
 def run_eval(eval_step, dataset, strategy, verbose):

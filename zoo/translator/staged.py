@@ -20,13 +20,12 @@ folder saved on any backend, and `export_with_tensorflow` runs it from another b
 process (what a training run on JAX or PyTorch can call to write its serving/).
 """
 
-import contextlib
-
 import keras
 import numpy as np
 import tensorflow as tf
 
 from zoo.search import SearchResult, sample, search
+from zoo.search.compile import no_grad
 from zoo.translator import graph
 
 STRINGS = tf.TensorSpec([None], tf.string)
@@ -108,15 +107,6 @@ def _cpu_function(body, signature):
             return function(*inputs)
 
     return call
-
-
-def _inference():
-    """No gradient tape on PyTorch (the model's forward pass outside training)."""
-    if keras.backend.backend() == "torch":
-        import torch
-
-        return torch.no_grad()
-    return contextlib.nullcontext()
 
 
 def _numpy(value, dtype):
@@ -262,7 +252,7 @@ def score_call(translator):
     def call(sources, targets):
         pairs = {name: value.numpy() for name, value in encode(sources, targets).items()}
         batch = {"source_ids": pairs["source_ids"], "target_ids": pairs["target_in"]}
-        with _inference():
+        with no_grad():
             logits = translator.model(batch, training=False)
         log_probs = ops.log_softmax(ops.cast(logits, "float32"), axis=-1)
         chosen = ops.take_along_axis(log_probs, ops.expand_dims(pairs["target_out"], -1), -1)
