@@ -3,7 +3,6 @@
 Not a library module: imported only by the scripts next to it (`python bench/<script>.py`).
 """
 
-import importlib.util
 import os
 import pathlib
 import re
@@ -35,6 +34,8 @@ PEER_README = {
 
 if str(REPO_DIR) not in sys.path:  # `python bench/x.py` from anywhere
     sys.path.insert(0, str(REPO_DIR))
+
+from zoo.testing.backend_run import BACKENDS, backend_installed  # noqa: E402
 
 
 def tokenizers(vocab_size=8000, source="de", target="en", cache_dir=None, quiet=False):
@@ -177,7 +178,6 @@ def add_model_arguments(parser):
     )
 
 
-BACKENDS = ("tensorflow", "jax", "torch")
 BACKEND_HELP = (
     "comma-separated Keras backends, each measured in its own process and shown side by "
     "side: tensorflow, jax, torch (default: KERAS_BACKEND, else tensorflow)"
@@ -198,7 +198,7 @@ def parse_backends(text):
     unknown = [b for b in backends if b not in BACKENDS]
     if unknown:
         raise ValueError(f"Unknown backend(s) {unknown} in {text!r}; use {', '.join(BACKENDS)}.")
-    missing = [b for b in backends if importlib.util.find_spec(b) is None]
+    missing = [b for b in backends if not backend_installed(b)]
     if missing:
         raise ValueError(
             f'Backend(s) {missing} are not installed; pip install -e ".[{",".join(missing)}]".'
