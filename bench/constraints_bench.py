@@ -109,7 +109,9 @@ def main(argv=None):
         )
         print(rows[-1], flush=True)
     print(f"\n{args.model_dir}, {args.split} ({len(sources)} sentences), beam {args.beam}\n")
-    print("| phrases a sentence | phrases | BLEU | chrF | phrases in the output | sentences/s | time |")
+    print(
+        "| phrases a sentence | phrases | BLEU | chrF | phrases in the output | sentences/s | time |"
+    )
     print("|---:|---:|---:|---:|---:|---:|---:|")
     print("\n".join(rows))
 

@@ -59,12 +59,16 @@ def parse_args(argv=None):
         help="instead of --seconds: this many requests per client",
     )  # fmt: skip
     p.add_argument("--sentences", default=None, help="a file of sentences, one a line")
-    p.add_argument("--data", default="multi30k", help="corpus of the test split (default: multi30k)")
+    p.add_argument(
+        "--data", default="multi30k", help="corpus of the test split (default: multi30k)"
+    )
     p.add_argument("--source", default="de", help="source language (default: de)")
     p.add_argument("--target", default="en", help="target language (default: en)")
     p.add_argument("--count", type=int, default=200, help="distinct sentences (default: 200)")
     p.add_argument("--abuse", action="store_true", help="hostile requests during each load")
-    p.add_argument("--server-args", default="", help='more flags of zoo serve, e.g. "--max-batch-size 1"')
+    p.add_argument(
+        "--server-args", default="", help='more flags of zoo serve, e.g. "--max-batch-size 1"'
+    )
     p.add_argument("--timeout", type=float, default=300, help="seconds a request may take")
     p.add_argument(
         "--versus-one-at-a-time",
@@ -141,7 +145,9 @@ class Server:
 
 def post(connection, payload, headers=None):
     body = json.dumps(payload).encode()
-    connection.request("POST", "/translate", body, {"Content-Type": "application/json", **(headers or {})})
+    connection.request(
+        "POST", "/translate", body, {"Content-Type": "application/json", **(headers or {})}
+    )
     response = connection.getresponse()
     return response.status, json.loads(response.read() or b"{}")
 
@@ -211,9 +217,15 @@ def hostile_requests():
     word_salad = json.dumps({"sentences": ["Hund " * 5000]}).encode()
     return [
         ("nested [", _json_post(b"[" * 100_000)),
-        ("10,000 sentences", _json_post(json.dumps({"sentences": ["Ein Hund."] * 10_000}).encode())),
+        (
+            "10,000 sentences",
+            _json_post(json.dumps({"sentences": ["Ein Hund."] * 10_000}).encode()),
+        ),
         ("5,000 words", _json_post(word_salad)),
-        ("beam 1024", _json_post(json.dumps({"sentences": ["a"] * 50, "beam_size": 1024}).encode())),
+        (
+            "beam 1024",
+            _json_post(json.dumps({"sentences": ["a"] * 50, "beam_size": 1024}).encode()),
+        ),
         ("sentences object", _json_post(b'{"sentences": {"a": 1}}')),
         ('attention "false"', _json_post(b'{"sentences": ["a"], "attention": "false"}')),
         ("text/plain", _json_post(b'{"sentences": ["a"]}', content_type="text/plain")),
@@ -239,7 +251,9 @@ def abuse(server, stop, counts):
                     counts.setdefault("bad_cases", set()).add(f"{name}: {status}")
             stop.wait(ABUSE_PAUSE_S)
 
-    threads = [threading.Thread(target=repeat, args=case, daemon=True) for case in hostile_requests()]
+    threads = [
+        threading.Thread(target=repeat, args=case, daemon=True) for case in hostile_requests()
+    ]
     for thread in threads:
         thread.start()
     stop.wait()
@@ -273,7 +287,11 @@ def run_load(server, sentences, expected, clients, args):
     latencies = sorted(x for r in results for x in r[0])
 
     def quantile(q):
-        return 1000 * latencies[min(len(latencies) - 1, int(q * len(latencies)))] if latencies else None
+        return (
+            1000 * latencies[min(len(latencies) - 1, int(q * len(latencies)))]
+            if latencies
+            else None
+        )
 
     return {
         "clients": clients,

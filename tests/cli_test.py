@@ -92,7 +92,17 @@ def test_params_delegates(capsys):
 def test_every_flag_has_help():
     parser = cli.build_parser()
     subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    expected = {"translate", "evaluate", "aer", "average", "serve", "compare", "export", "score", "params"}
+    expected = {
+        "translate",
+        "evaluate",
+        "aer",
+        "average",
+        "serve",
+        "compare",
+        "export",
+        "score",
+        "params",
+    }
     assert set(subparsers.choices) == expected
     for name in sorted(expected - {"params"}):
         for action in subparsers.choices[name]._actions:

@@ -23,9 +23,10 @@ def test_phrases_are_disjoint_spans_of_the_reference_in_order():
             starts = [i for i in range(len(words)) if words[i : i + length] == phrase.split()]
             spans.append(starts)
         # some choice of occurrences is disjoint and in order
-        assert any(
-            s1 + len(phrases[0].split()) <= s2 for s1 in spans[0] for s2 in spans[1]
-        ), (seed, phrases)
+        assert any(s1 + len(phrases[0].split()) <= s2 for s1 in spans[0] for s2 in spans[1]), (
+            seed,
+            phrases,
+        )
 
 
 def test_a_short_reference_gives_what_it_has():

@@ -124,7 +124,9 @@ def test_a_full_queue_is_a_503_and_a_slow_answer_a_504():
         url = url_of(server)
         first = _hold_the_worker(stub, url)
         with concurrent.futures.ThreadPoolExecutor(3) as pool:
-            queued = [pool.submit(call, url, "/translate", {"sentences": [f"q{i}"]}) for i in range(2)]
+            queued = [
+                pool.submit(call, url, "/translate", {"sentences": [f"q{i}"]}) for i in range(2)
+            ]
             _wait_until(lambda: _load(url)["waiting"] == 2)
             status, body, headers = call(url, "/translate", {"sentences": ["third"]})
             assert status == 503 and "(max_queue)" in body["error"]
@@ -135,7 +137,10 @@ def test_a_full_queue_is_a_503_and_a_slow_answer_a_504():
         assert _load(url)["dropped"] == 2
         stub.gate.set()
         first.join(10)
-        assert call(url, "/translate", {"sentences": ["after"]})[:2] == (200, {"translations": ["AFTER"]})
+        assert call(url, "/translate", {"sentences": ["after"]})[:2] == (
+            200,
+            {"translations": ["AFTER"]},
+        )
     assert [c for c in stub.calls if c[0].startswith("q")] == []  # never run
 
 
@@ -156,7 +161,10 @@ def test_a_client_that_leaves_while_queued_is_dropped_before_it_runs():
         assert _load(url)["waiting"] == 0
         stub.gate.set()
         first.join(10)
-        assert call(url, "/translate", {"sentences": ["next"]})[:2] == (200, {"translations": ["NEXT"]})
+        assert call(url, "/translate", {"sentences": ["next"]})[:2] == (
+            200,
+            {"translations": ["NEXT"]},
+        )
     assert ["gone"] not in stub.calls
 
 

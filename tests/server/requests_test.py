@@ -114,7 +114,10 @@ def test_a_failure_of_the_model_is_a_500_with_an_id_and_no_details(client, caplo
     assert SECRET not in body["error"] and "GatherV2" not in body["error"]
     (record,) = [r for r in caplog.records if error_id in r.getMessage()]
     assert record.exc_info and SECRET in str(record.exc_info[1])  # the log has it all
-    assert post(client, {"sentences": ["still serving"]}) == (200, {"translations": ["STILL SERVING"]})
+    assert post(client, {"sentences": ["still serving"]}) == (
+        200,
+        {"translations": ["STILL SERVING"]},
+    )
 
 
 def test_a_value_the_library_refuses_is_a_400_with_its_message(client):

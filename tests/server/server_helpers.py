@@ -112,5 +112,3 @@ def exchange(port, data, timeout=10.0, read=True):
 def status_of(answer):
     match = re.match(rb"HTTP/1\.[01] (\d{3})", answer)
     return int(match[1]) if match else None
-
-

@@ -51,8 +51,7 @@ def add_serve_command(commands):
     serve.add_argument(
         "--host",
         default=library_default(make_server, "host"),
-        help="address to listen on; 0.0.0.0 opens the server to the network "
-        "(default: %(default)s)",
+        help="address to listen on; 0.0.0.0 opens the server to the network (default: %(default)s)",
     )
     serve.add_argument(
         "--port",
@@ -78,7 +77,9 @@ def run_serve(args, out=None, ready=None):
     """Serves until Ctrl-C. `ready(server)` (for tests) is called once it listens."""
     out = sys.stdout if out is None else out
     # The server's log (requests, and the traceback of each 500 under its id) on stderr.
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
     limits = {name: getattr(args, name) for name, _, _ in LIMIT_FLAGS}
     ServerLimits(**limits)  # checked before the model loads
     translator = load_translator(args)
