@@ -12,6 +12,7 @@ import pytest
 from translator_toy import MIXED, toy_translator
 
 from zoo import cli
+from zoo.workflow.arguments import make_parser
 
 
 @pytest.fixture(scope="module")
@@ -244,6 +245,14 @@ def test_help_renders_the_library_defaults_and_no_results(monkeypatch):
     assert all(name in texts["evaluate"] for name in CORPORA)  # --data: the registry's names
     for text in texts.values():  # measured figures live in the guides, not in --help
         assert re.search(r"\d\.\d+ BLEU|BLEU \d", text) is None, text
+
+
+def test_debug_help_gives_the_exit_statuses_the_commands_exit_with():
+    # The statuses of the tests above: 2 for a bad flag value, 1 for a missing model folder.
+    for name, text in _help_texts(cli.build_parser()).items():
+        assert "exit status 2 for bad flags, 1 for bad data or files, 130 on Ctrl-C" in text, name
+    recipe = " ".join(make_parser("luong_global_dot", "luong").format_help().split())
+    assert "exit status 2 for bad flags, 1 for bad data or files" in recipe
 
 
 def test_evaluate_fills_the_corpus_defaults_from_translator_json_else_the_registry():

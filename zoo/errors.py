@@ -16,6 +16,10 @@ import sys
 USAGE_STATUS = 2
 DATA_STATUS = 1
 INTERRUPTED_STATUS = 130
+DEBUG_HELP = (  # every command's --debug
+    f"show the traceback of an error (default: the message alone; exit status {USAGE_STATUS} "
+    f"for bad flags, {DATA_STATUS} for bad data or files, {INTERRUPTED_STATUS} on Ctrl-C)"
+)
 
 
 class UsageError(ValueError):

@@ -7,7 +7,7 @@ Every default shown here is the library's: a translator folder's translator.json
 import os
 
 from zoo.checks import non_negative_float, non_negative_int, positive_float, positive_int
-from zoo.errors import UsageError
+from zoo.errors import DEBUG_HELP, UsageError
 from zoo.search import defaults as search_defaults
 
 MODEL_FILE_DEFAULT = (
@@ -43,12 +43,8 @@ def folder_default(value):
     return f"default: MODEL_DIR/translator.json, else {value:g}"
 
 
-def add_debug_flag(parser, detail=": the message alone, exit status 1"):
-    parser.add_argument(
-        "--debug",
-        action="store_true",
-        help=f"show the traceback of an error (default{detail})",
-    )
+def add_debug_flag(parser):
+    parser.add_argument("--debug", action="store_true", help=DEBUG_HELP)
 
 
 def add_model_file_flag(parser):

@@ -9,6 +9,7 @@ renders the presets' values (`zoo.models.preset_arguments`), and the search flag
 import argparse
 
 from zoo.checks import non_negative_float, non_negative_int, positive_int
+from zoo.errors import DEBUG_HELP
 from zoo.models import SIZES, TIE_EMBEDDINGS, preset_arguments, with_tied_embeddings
 from zoo.search import defaults as search_defaults
 from zoo.workflow.flag_types import rate
@@ -168,12 +169,7 @@ def add_output_flags(parser, recipe):
     evaluation.add_argument(
         "--no-export", action="store_true", help="skip writing the serving/ SavedModel"
     )
-    evaluation.add_argument(
-        "--debug",
-        action="store_true",
-        help="show the traceback of an error (default: the message alone; exit status 2 for "
-        "bad flags, 1 for bad data)",
-    )
+    evaluation.add_argument("--debug", action="store_true", help=DEBUG_HELP)
 
 
 def add_mode_argument(parser):
