@@ -18,7 +18,7 @@ figure 3.
 Measured results of the recipes: docs/papers.md.
 
     python recipes/bahdanau_rnnsearch.py                # Multi30k de->en, --size base
-    python recipes/bahdanau_rnnsearch.py --optimizer adam --epochs 8
+    python recipes/bahdanau_rnnsearch.py --optimizer paper  # the paper's Adadelta training
 """
 # ruff: noqa: E402  (the imports that load TensorFlow follow its quiet start)
 
