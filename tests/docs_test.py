@@ -12,6 +12,7 @@ those paths). ```bash blocks are not run.
 import ast
 import re
 import shutil
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -144,6 +145,40 @@ def test_relative_links_point_to_files(path):
         if not (path.parent / target).exists():
             missing.append(match["target"])
     assert missing == [], f"{path.name} links to files that do not exist: {missing}"
+
+
+def github_slug(heading):
+    """The anchor GitHub gives a heading: punctuation dropped, each space a hyphen."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def mkdocs_slug(heading):
+    """The anchor MkDocs' toc gives a heading: punctuation dropped, runs of spaces and
+    hyphens one hyphen."""
+    text = unicodedata.normalize("NFKD", heading).encode("ascii", "ignore").decode("ascii")
+    return re.sub(r"[-\s]+", "-", re.sub(r"[^\w\s-]", "", text).strip().lower())
+
+
+def test_slugs_match_the_two_sites_rules():
+    heading = "The papers' optimizers: `--optimizer paper`"
+    assert github_slug(heading) == "the-papers-optimizers---optimizer-paper"
+    assert mkdocs_slug(heading) == "the-papers-optimizers-optimizer-paper"
+
+
+@pytest.mark.parametrize("path", PAGES, ids=lambda p: p.name)
+def test_anchors_name_a_heading_on_github_and_in_mkdocs(path):
+    text = path.read_text(encoding="utf-8")
+    broken = []
+    for match in LINK.finditer(text):
+        target, _, anchor = match["target"].partition("#")
+        page = (path.parent / target) if target else path
+        if not anchor or re.match(r"^[a-z]+:", target) or page.suffix != ".md":
+            continue
+        headings = re.findall(r"^#+ (.*)$", page.read_text(encoding="utf-8"), re.M)
+        slugs = {github_slug(h) for h in headings} & {mkdocs_slug(h) for h in headings}
+        if anchor not in slugs:
+            broken.append(match["target"])
+    assert broken == [], f"{path.name}: anchors that are no heading on both sites: {broken}"
 
 
 def test_readme_gives_the_two_commands_exactly():
