@@ -8,6 +8,7 @@ from zoo.checks import positive_int
 from zoo.cli.flags import add_debug_flag
 from zoo.errors import UsageError
 from zoo.evaluation.significance import (
+    METHODS,
     METRIC_NAMES,
     METRICS,
     SIGNIFICANCE_DEFAULTS,
@@ -42,7 +43,7 @@ def add_compare_command(commands):
     )
     compare.add_argument(
         "--method",
-        choices=("bs", "ar", "both"),
+        choices=(*METHODS, "both"),
         default=defaults["method"],
         help="bs: paired bootstrap resampling, ar: approximate randomisation, both: one "
         "table each (default: %(default)s)",

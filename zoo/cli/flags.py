@@ -9,6 +9,8 @@ import os
 from zoo.checks import non_negative_float, non_negative_int, positive_float, positive_int
 from zoo.errors import DEBUG_HELP, UsageError
 from zoo.search import defaults as search_defaults
+from zoo.search import sample
+from zoo.workflow.flag_types import library_default
 
 MODEL_FILE_DEFAULT = (
     "the file MODEL_DIR/translator.json names, the one the run chose on validation; else "
@@ -185,7 +187,8 @@ def add_sampling_flags(parser):
         "--temperature",
         type=positive_float,
         default=None,
-        help="divide the logits by T: below 1 sharper, above 1 flatter (default: 1)",
+        help="divide the logits by T: below 1 sharper, above 1 flatter (default: "
+        f"{library_default(sample, 'temperature'):g})",
     )
     group.add_argument(
         "--top-k",

@@ -10,9 +10,11 @@ import argparse
 
 from zoo.checks import non_negative_float, non_negative_int, positive_int
 from zoo.errors import DEBUG_HELP
+from zoo.layers import LocalAttention
+from zoo.layers.local_attention import MODES
 from zoo.models import SIZES, TIE_EMBEDDINGS, preset_arguments, with_tied_embeddings
 from zoo.search import defaults as search_defaults
-from zoo.workflow.flag_types import rate
+from zoo.workflow.flag_types import library_default, rate
 
 # Architecture switches, by the name of the preset argument they override.
 ARCHITECTURE_SWITCHES = ("dropout", "reverse_source", "bidirectional", "input_feeding", "window")
@@ -53,9 +55,9 @@ def add_model_flags(parser, family, switches):
     model.add_argument(
         "--size",
         choices=SIZES,
-        default="base",
-        help="tiny (tests), base (default: trains on one machine) or paper (the paper's sizes); "
-        "the sizes of each: zoo.models.presets",
+        default=library_default(preset_arguments, "size"),
+        help="tiny (tests), base (trains on one machine) or paper (the paper's sizes); the "
+        "sizes of each: zoo.models.presets (default: %(default)s)",
     )
     if "dropout" in switches:
         model.add_argument("--dropout", type=rate, default=None, help=dropout_help(family))
@@ -176,10 +178,10 @@ def add_mode_argument(parser):
     """`--mode predictive|monotonic` of the local-attention recipes (Luong et al. section 3.2)."""
     parser.add_argument(
         "--mode",
-        choices=("predictive", "monotonic"),
-        default="predictive",
-        help="local attention: 'predictive' (local-p, default: the paper's best system) "
-        "predicts the aligned position p_t (eq. 9) and weights the window by a Gaussian "
-        "(eq. 10); 'monotonic' (local-m) sets p_t = t",
+        choices=MODES,
+        default=library_default(LocalAttention.__init__, "mode"),
+        help="local attention: 'predictive' (local-p, the paper's best system) predicts the "
+        "aligned position p_t (eq. 9) and weights the window by a Gaussian (eq. 10); "
+        "'monotonic' (local-m) sets p_t = t (default: %(default)s)",
     )
     return parser

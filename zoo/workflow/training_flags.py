@@ -18,6 +18,7 @@ from zoo.training import (
     STRATEGIES,
     VALIDATION_METRICS,
     ValidationBleu,
+    average_checkpoints,
     make_strategy,
     train,
 )
@@ -264,7 +265,8 @@ def add_schedule_flags(training, family):
         "--precision",
         choices=PRECISIONS,
         default="float32",
-        help="float32 (default), mixed_float16 (GPUs; with loss scaling) or mixed_bfloat16",
+        help="mixed_float16 computes in float16 on GPUs, with loss scaling; mixed_bfloat16 in "
+        "bfloat16 (default: %(default)s)",
     )
     training.add_argument(
         "--strategy",
@@ -294,7 +296,7 @@ def add_checkpoint_flags(training):
     training.add_argument(
         "--average-last",
         type=non_negative_int,
-        default=3,
+        default=library_default(average_checkpoints, "last"),
         metavar="N",
         help="after training, average the weights of the last N checkpoints and deliver that "
         "model instead of the best one by --validation-metric when it scores a higher "
