@@ -1,7 +1,9 @@
-"""Prints the parameter counts of the presets.
+"""Prints the parameter counts of the presets: `python -m zoo params` (or `zoo params`).
 
-python -m zoo.models.params --size paper
-python -m zoo.models.params --size base --bahdanau-vocab 30000 --luong-vocab 50000
+python -m zoo params --size paper
+python -m zoo params --size base --bahdanau-vocab 8000 --luong-vocab 8000
+
+`python -m zoo.models.params` runs the same command.
 """
 
 import argparse
@@ -24,24 +26,25 @@ def parameter_counts(size, bahdanau_vocab, luong_vocab, names=None):
     return rows
 
 
-def main(argv=None):
+def main(argv=None, prog="python -m zoo params"):
+    """The command: `argv` its arguments, `prog` how the usage line names it."""
     parser = argparse.ArgumentParser(
-        prog="python -m zoo.models.params", description="Print the parameter count of each preset."
+        prog=prog, description="Print the parameter count of each preset."
     )
     parser.add_argument(
-        "--size", choices=SIZES, default="paper", help="preset size (default: paper)"
+        "--size", choices=SIZES, default="paper", help="preset size (default: %(default)s)"
     )
     parser.add_argument(
         "--bahdanau-vocab",
         type=int,
         default=DEFAULT_VOCAB_SIZES["bahdanau"],
-        help="source and target vocabulary size of the Bahdanau presets (default: 30000)",
+        help="source and target vocabulary size of the Bahdanau presets (default: %(default)s)",
     )
     parser.add_argument(
         "--luong-vocab",
         type=int,
         default=DEFAULT_VOCAB_SIZES["luong"],
-        help="source and target vocabulary size of the Luong presets (default: 50000)",
+        help="source and target vocabulary size of the Luong presets (default: %(default)s)",
     )
     parser.add_argument(
         "--preset",
@@ -58,4 +61,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    main(prog="python -m zoo.models.params")
