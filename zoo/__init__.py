@@ -13,4 +13,4 @@ if python_m_module().partition(".")[0] == "zoo":  # `python -m zoo ...`: the com
 
 from zoo import constants, layers, models  # noqa: E402, F401  (registration side effects)
 
-__version__ = "0.1.0"
+__version__ = "0.1.0"  # the one place of the version: pyproject.toml reads it here
