@@ -1,7 +1,8 @@
-"""Reserved token ids shared by tokenizers, models and search.
+"""Names the packages share without importing each other.
 
 Every vocabulary in `zoo` reserves the same four ids, so that models, search and
-tokenizers agree without importing each other.
+tokenizers agree. Training writes, and the translator reads, an output folder's model
+under one file name.
 """
 
 PAD_ID = 0  # padding; masks are `ids != PAD_ID`
@@ -14,3 +15,5 @@ START_TOKEN = "<s>"
 END_TOKEN = "</s>"
 UNK_TOKEN = "<unk>"
 RESERVED_TOKENS = (PAD_TOKEN, START_TOKEN, END_TOKEN, UNK_TOKEN)
+
+MODEL_FILE = "model.keras"  # an output folder's model: training writes it, the translator reads it

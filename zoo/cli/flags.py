@@ -10,11 +10,12 @@ from zoo.checks import non_negative_float, non_negative_int, positive_float, pos
 from zoo.errors import DEBUG_HELP, UsageError
 from zoo.search import defaults as search_defaults
 from zoo.search import sample
+from zoo.translator import MODEL_FILE
 from zoo.workflow.flag_types import library_default
 
 MODEL_FILE_DEFAULT = (
     "the file MODEL_DIR/translator.json names, the one the run chose on validation; else "
-    "model.keras"
+    f"{MODEL_FILE}"
 )
 
 

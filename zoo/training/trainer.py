@@ -40,7 +40,7 @@ from zoo.training.train_step import (
 )
 from zoo.training.training_run import TrainingRun, epoch_dataset
 
-__all__ = ["TrainingInterrupted", "evaluate", "train"]  # the first two: their earlier home
+__all__ = ["TrainingInterrupted", "evaluate", "train"]  # the first two: also importable here
 
 
 def train(

@@ -16,6 +16,7 @@ import time
 import keras
 import tensorflow as tf
 
+from zoo.constants import MODEL_FILE
 from zoo.training.checkpoint_manager import CheckpointManager
 from zoo.training.evaluation import make_eval_step, run_eval, token_stats
 from zoo.training.interruption import DeferredSignals, TrainingInterrupted
@@ -144,7 +145,7 @@ class TrainingRun:
         self.chief, self.show = is_chief(strategy), show
         self.checkpoint_every, self.log_every = checkpoint_every, log_every
         self.ckpt_dir = os.path.join(out_dir, "checkpoints")
-        self.model_path = os.path.join(out_dir, "model.keras")
+        self.model_path = os.path.join(out_dir, MODEL_FILE)
         if self.chief:
             os.makedirs(out_dir, exist_ok=True)
             if not resume:
