@@ -8,7 +8,9 @@ Corpora too large for memory: `open_stream(...)` -> `StreamedCorpus`, `count_str
 `worker_stream(...)` -> each worker's shard of them, for multi-worker training;
 `StreamCounter` counts the pairs a stream reads and drops as it trains.
 Both pipelines take `subword_regularization=ALPHA`: the training pairs' SentencePiece
-segmentations sampled each time they are read (zoo.data.subword_sampling).
+segmentations sampled each time they are read (zoo.data.subword_sampling). Their defaults
+(`DEFAULT_BATCH_SIZE`, `DEFAULT_MAX_LENGTH`, `DEFAULT_BATCHING`, `DEFAULT_POOL_BATCHES`,
+`DEFAULT_BUCKET_WIDTH`) are those of both, and of the command line's flags.
 Local corpora live in `$ZOO_DATA_DIR` (default: `shared/data` beside the checkout).
 """
 
@@ -27,6 +29,11 @@ from zoo.data.errors import MissingDataError
 from zoo.data.paths import cache_dir, data_dir
 from zoo.data.pipeline import (
     BATCHINGS,
+    DEFAULT_BATCH_SIZE,
+    DEFAULT_BATCHING,
+    DEFAULT_BUCKET_WIDTH,
+    DEFAULT_MAX_LENGTH,
+    DEFAULT_POOL_BATCHES,
     encode_source,
     encode_target,
     make_dataset,
@@ -59,7 +66,12 @@ __all__ = [
     "CORPORA",
     "Corpus",
     "CorpusInfo",
+    "DEFAULT_BATCH_SIZE",
+    "DEFAULT_BATCHING",
+    "DEFAULT_BUCKET_WIDTH",
     "DEFAULT_CORPUS",
+    "DEFAULT_MAX_LENGTH",
+    "DEFAULT_POOL_BATCHES",
     "complete_languages",
     "corpora_help",
     "corpus_info",

@@ -24,6 +24,9 @@ from zoo.text.preprocessor import TOKENIZE_BATCH, encode, token_lengths
 logger = logging.getLogger("zoo.data")
 
 BATCHINGS = ("pools", "buckets", "plain")
+# The defaults of both pipelines (make_dataset, stream_dataset) and of the flags rendering them
+DEFAULT_BATCH_SIZE, DEFAULT_MAX_LENGTH = 64, 50
+DEFAULT_BATCHING, DEFAULT_POOL_BATCHES, DEFAULT_BUCKET_WIDTH = "pools", 1024, 2
 
 
 def encode_source(tokenizer, strings):
@@ -70,13 +73,13 @@ def make_dataset(
     target_sentences,
     source_tokenizer,
     target_tokenizer,
-    batch_size=64,
-    max_length=50,
+    batch_size=DEFAULT_BATCH_SIZE,
+    max_length=DEFAULT_MAX_LENGTH,
     shuffle=True,
     seed=0,
-    batching="pools",
-    pool_batches=1024,
-    bucket_width=2,
+    batching=DEFAULT_BATCHING,
+    pool_batches=DEFAULT_POOL_BATCHES,
+    bucket_width=DEFAULT_BUCKET_WIDTH,
     token_budget=None,
     deterministic=True,
     cache=True,

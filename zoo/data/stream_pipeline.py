@@ -21,6 +21,11 @@ import tensorflow as tf
 
 from zoo.checks import check_int
 from zoo.data.pipeline import (
+    DEFAULT_BATCH_SIZE,
+    DEFAULT_BATCHING,
+    DEFAULT_BUCKET_WIDTH,
+    DEFAULT_MAX_LENGTH,
+    DEFAULT_POOL_BATCHES,
     TOKENIZE_BATCH,
     _batch_sizes,
     _bucket_boundaries,
@@ -90,7 +95,13 @@ def report_drops(counts, what):
                   counts["max_length"])  # fmt: skip
 
 
-def stream_steps(counts, batch_size, batching="pools", bucket_width=2, drop_remainder=False):
+def stream_steps(
+    counts,
+    batch_size,
+    batching=DEFAULT_BATCHING,
+    bucket_width=DEFAULT_BUCKET_WIDTH,
+    drop_remainder=False,
+):
     """Batches per epoch of `stream_dataset` for the `counts` of `count_stream`."""
     if batching != "buckets":
         return epoch_steps([counts["kept"]], [batch_size], drop_remainder)
@@ -112,13 +123,13 @@ def stream_dataset(
     corpus,
     source_tokenizer,
     target_tokenizer,
-    batch_size=64,
-    max_length=50,
+    batch_size=DEFAULT_BATCH_SIZE,
+    max_length=DEFAULT_MAX_LENGTH,
     shuffle=True,
     seed=0,
-    batching="pools",
-    pool_batches=1024,
-    bucket_width=2,
+    batching=DEFAULT_BATCHING,
+    pool_batches=DEFAULT_POOL_BATCHES,
+    bucket_width=DEFAULT_BUCKET_WIDTH,
     shuffle_buffer=DEFAULT_SHUFFLE_BUFFER,
     counts=None,
     num_shards=1,
