@@ -49,6 +49,7 @@ import time
 import common
 
 from zoo.search import defaults as search_defaults
+from zoo.text import DEFAULT_VOCAB_SIZE
 
 PEER_KEYS = {("greedy", 64): "decode_greedy_batch64", ("beam", 64): "decode_beam5_batch64"}
 PEER_KEYS.update({("greedy", 1): "decode_greedy_batch1", ("beam", 1): "decode_beam5_batch1"})
@@ -112,7 +113,10 @@ def parse_args(argv=None):
         help="sentences timed at batch size 1 (slow: one search call each) (default: 10)",
     )
     p.add_argument(
-        "--vocab-size", type=int, default=8000, help="SentencePiece vocabularies (default: 8000)"
+        "--vocab-size",
+        type=int,
+        default=DEFAULT_VOCAB_SIZE,
+        help="SentencePiece vocabularies (default: %(default)s)",
     )
     p.add_argument("--backend", default=common.default_backend(), help=common.BACKEND_HELP)
     p.add_argument("--rows-json", default=None, help=argparse.SUPPRESS)  # a child's rows

@@ -43,7 +43,14 @@ from zoo.data import (  # noqa: E402
     open_stream,
     stream_dataset,
 )
-from zoo.text import KINDS, load_tokenizer, train_tokenizer  # noqa: E402
+from zoo.text import (  # noqa: E402
+    DEFAULT_KIND,
+    DEFAULT_VOCAB_SIZE,
+    KINDS,
+    load_tokenizer,
+    train_tokenizer,
+)
+from zoo.workflow.flag_types import library_default  # noqa: E402
 
 
 def parse_args(argv=None):
@@ -51,7 +58,7 @@ def parse_args(argv=None):
     parser.add_argument(
         "--corpus",
         default="multi30k",
-        help="corpus name for zoo.data.load_corpus (default: multi30k)",
+        help="corpus name for zoo.data.load_corpus (default: %(default)s)",
     )
     parser.add_argument("--source", default="de", help="source language code (default: de)")
     parser.add_argument("--target", default="en", help="target language code (default: en)")
@@ -59,14 +66,14 @@ def parse_args(argv=None):
     parser.add_argument(
         "--tokenizer",
         choices=KINDS,
-        default="sentencepiece",
-        help="tokenizer kind trained on the split (default: sentencepiece)",
+        default=DEFAULT_KIND,
+        help="tokenizer kind trained on the split (default: %(default)s)",
     )
     parser.add_argument(
         "--vocab-size",
         type=int,
-        default=8000,
-        help="vocabulary size of each trained tokenizer (default: 8000)",
+        default=DEFAULT_VOCAB_SIZE,
+        help="vocabulary size of each trained tokenizer (default: %(default)s)",
     )
     parser.add_argument(
         "--source-tokenizer",
@@ -84,7 +91,12 @@ def parse_args(argv=None):
         default=None,
         help="use only the first N pairs of the split (default: all)",
     )
-    parser.add_argument("--batch-size", type=int, default=64, help="pairs per batch (default: 64)")
+    parser.add_argument(
+        "--batch-size",
+        type=int,
+        default=library_default(make_dataset, "batch_size"),
+        help="pairs per batch (default: %(default)s)",
+    )
     parser.add_argument(
         "--token-budget",
         type=int,
@@ -94,15 +106,15 @@ def parse_args(argv=None):
     parser.add_argument(
         "--max-length",
         type=int,
-        default=50,
-        help="drop pairs with more tokens on either side (default: 50)",
+        default=library_default(make_dataset, "max_length"),
+        help="drop pairs with more tokens on either side (default: %(default)s)",
     )
     parser.add_argument(
         "--batching",
         choices=BATCHINGS,
-        default="pools",
+        default=library_default(make_dataset, "batching"),
         help="make_dataset's grouping of pairs into batches: sorted pools, length buckets "
-        "(needed by --token-budget) or plain shuffled batches (default: pools)",
+        "(needed by --token-budget) or plain shuffled batches (default: %(default)s)",
     )
     parser.add_argument(
         "--no-cache", action="store_true", help="tokenize again every epoch instead of caching"

@@ -55,6 +55,10 @@ def family_of(name):
 
 
 def parse_args(argv=None):
+    from zoo.data import BATCHINGS, DEFAULT_BUCKET_WIDTH, make_dataset
+    from zoo.text import DEFAULT_VOCAB_SIZE
+    from zoo.workflow.flag_types import library_default
+
     p = argparse.ArgumentParser(
         description=__doc__.split("\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -85,19 +89,31 @@ def parse_args(argv=None):
     p.add_argument(
         "--warmup", type=int, default=3, help="untimed steps first (tracing) (default: 3)"
     )
-    p.add_argument("--batch-size", type=int, default=64, help="sentences per batch (default: 64)")
     p.add_argument(
-        "--max-length", type=int, default=50, help="longest sentence in pieces (default: 50)"
+        "--batch-size",
+        type=int,
+        default=library_default(make_dataset, "batch_size"),
+        help="sentences per batch (default: %(default)s)",
+    )
+    p.add_argument(
+        "--max-length",
+        type=int,
+        default=library_default(make_dataset, "max_length"),
+        help="longest sentence in pieces (default: %(default)s)",
     )
     p.add_argument(
         "--batching",
-        choices=("pools", "buckets", "plain"),  # zoo.data.BATCHINGS
-        default="pools",
-        help="make_dataset's grouping of pairs into batches: sorted pools (its default), "
-        "length buckets of width 2, or plain shuffled batches, as Joey NMT (default: pools)",
+        choices=BATCHINGS,
+        default=library_default(make_dataset, "batching"),
+        help="make_dataset's grouping of pairs into batches: sorted pools, length buckets of "
+        f"width {DEFAULT_BUCKET_WIDTH}, or plain shuffled batches, as Joey NMT (default: "
+        "%(default)s, make_dataset's)",
     )
     p.add_argument(
-        "--vocab-size", type=int, default=8000, help="SentencePiece vocabularies (default: 8000)"
+        "--vocab-size",
+        type=int,
+        default=DEFAULT_VOCAB_SIZE,
+        help="SentencePiece vocabularies (default: %(default)s)",
     )
     p.add_argument(
         "--matmul-size",
@@ -146,7 +162,7 @@ def _lstm(inp, units):
     return 2 * 4 * (inp + units) * units
 
 
-def flop_terms(name, size="base", vocab=(8000, 8000), overrides=None):
+def flop_terms(name, size, vocab, overrides=None):
     """Forward matmul FLOPs of preset `name` with build `overrides` (common.parse_preset):
     dict of named terms, each with its unit ("src" per source token, "tgt" per target
     token, "pair" per target x attended source position, "sent" per sentence)."""

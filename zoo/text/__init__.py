@@ -5,18 +5,21 @@ text the same way (`normalize`: NFKC, Unicode spaces to one ASCII space, optiona
 lowercasing), is a `tf.Module` (its resources export with a SavedModel), and saves as plain
 files (`tokenizer.json` + `sentencepiece.model` or `vocab.txt`). `Preprocessor` turns
 strings into a model's padded source ids and its output ids back into text, for the
-training pipelines and the translator alike.
+training pipelines and the translator alike. `DEFAULT_KIND` and `DEFAULT_VOCAB_SIZE` are
+the tokenizer the recipes train unless told otherwise.
 """
 
-from zoo.text.factory import KINDS, load_tokenizer, train_tokenizer
+from zoo.text.factory import DEFAULT_KIND, KINDS, load_tokenizer, train_tokenizer
 from zoo.text.normalize import normalize
 from zoo.text.preprocessor import Preprocessor
 from zoo.text.sentencepiece_tokenizer import SentencePieceTokenizer
-from zoo.text.tokenizer import Tokenizer, clean_ids
+from zoo.text.tokenizer import DEFAULT_VOCAB_SIZE, Tokenizer, clean_ids
 from zoo.text.word_tokenizer import WordTokenizer
 from zoo.text.wordpiece_tokenizer import WordPieceTokenizer
 
 __all__ = [
+    "DEFAULT_KIND",
+    "DEFAULT_VOCAB_SIZE",
     "KINDS",
     "Preprocessor",
     "SentencePieceTokenizer",

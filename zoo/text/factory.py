@@ -11,6 +11,7 @@ TOKENIZERS = {
     WordTokenizer.kind: WordTokenizer,
 }
 KINDS = tuple(TOKENIZERS)
+DEFAULT_KIND = SentencePieceTokenizer.kind  # the recipes' --tokenizer
 
 
 def _tokenizer_class(kind):
@@ -23,9 +24,10 @@ def train_tokenizer(kind, sentences, vocab_size, lowercase=False, model_type="un
     """Trains a tokenizer of `kind` ("sentencepiece", "wordpiece" or "word") on `sentences`.
 
     Args:
-        kind: "sentencepiece" (default subword choice), "wordpiece" or "word".
+        kind: "sentencepiece" (`DEFAULT_KIND`, the recipes' choice), "wordpiece" or "word".
         sentences: iterable of `str`, the training split of one language.
-        vocab_size: vocabulary size, the 4 reserved ids included.
+        vocab_size: vocabulary size, the 4 reserved ids included (the recipes use
+            `DEFAULT_VOCAB_SIZE`).
         lowercase: lowercase text before training and tokenizing.
         model_type: SentencePiece model type, "unigram" or "bpe" (sentencepiece only).
         seed: SentencePiece's random seed (sentencepiece only).

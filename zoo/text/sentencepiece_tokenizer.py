@@ -25,7 +25,7 @@ from zoo.constants import (
     UNK_TOKEN,
 )
 from zoo.text.normalize import normalize_texts
-from zoo.text.tokenizer import Tokenizer, check_vocab_size
+from zoo.text.tokenizer import DEFAULT_VOCAB_SIZE, Tokenizer, check_vocab_size
 
 MODEL_FILE = "sentencepiece.model"
 MODEL_TYPES = ("unigram", "bpe")
@@ -103,7 +103,7 @@ class SentencePieceTokenizer(Tokenizer):
     def train(
         cls,
         sentences,
-        vocab_size=8000,
+        vocab_size=DEFAULT_VOCAB_SIZE,
         model_type="unigram",
         lowercase=False,
         character_coverage=1.0,

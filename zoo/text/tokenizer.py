@@ -17,6 +17,7 @@ from zoo.text.normalize import as_string_vector, normalize
 
 CONFIG_FILE = "tokenizer.json"
 FORMAT_VERSION = 1
+DEFAULT_VOCAB_SIZE = 8000  # the subword tokenizers' and the recipes' vocabulary size
 
 
 def clean_ids(ids):

@@ -8,7 +8,7 @@ import tensorflow_text as tf_text
 
 from zoo.constants import RESERVED_TOKENS, UNK_TOKEN
 from zoo.text.normalize import normalize_texts
-from zoo.text.tokenizer import check_vocab_size
+from zoo.text.tokenizer import DEFAULT_VOCAB_SIZE, check_vocab_size
 from zoo.text.vocabulary import JOINER
 from zoo.text.vocabulary_tokenizer import VocabularyTokenizer
 
@@ -53,7 +53,9 @@ class WordPieceTokenizer(VocabularyTokenizer):
         )
 
     @classmethod
-    def train(cls, sentences, vocab_size=8000, lowercase=False, min_count=2, max_chars=1000):
+    def train(
+        cls, sentences, vocab_size=DEFAULT_VOCAB_SIZE, lowercase=False, min_count=2, max_chars=1000
+    ):
         """Learns a WordPiece vocabulary of about `vocab_size` tokens from `sentences`.
 
         Args:

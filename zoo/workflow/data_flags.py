@@ -2,14 +2,19 @@
 the length filter and the batching."""
 
 from zoo.checks import positive_int
-from zoo.data import BATCHINGS, DEFAULT_SHUFFLE_BUFFER, DEFAULT_TOKENIZER_SAMPLE, make_dataset
+from zoo.data import (
+    BATCHINGS,
+    DEFAULT_BUCKET_WIDTH,
+    DEFAULT_SHUFFLE_BUFFER,
+    DEFAULT_TOKENIZER_SAMPLE,
+    make_dataset,
+)
 from zoo.data.corpora import CORPORA, DEFAULT_CORPUS, corpora_help
 from zoo.models.presets import DEFAULT_VOCAB_SIZES
-from zoo.text import KINDS
+from zoo.text import DEFAULT_KIND, DEFAULT_VOCAB_SIZE, KINDS
 from zoo.workflow.defaults import test_split_help
 from zoo.workflow.flag_types import library_default
 
-DEFAULT_VOCAB_SIZE = 8000
 STREAM_ABOVE_MB = 100  # --streaming auto streams {split} file sets larger than this
 
 
@@ -101,7 +106,7 @@ def add_text_flags(data):
     data.add_argument(
         "--tokenizer",
         choices=KINDS,
-        default="sentencepiece",
+        default=DEFAULT_KIND,
         help="subword model trained on the training split, one per language (default: %(default)s)",
     )
     data.add_argument(
@@ -138,8 +143,8 @@ def add_batching_flags(data):
         default=library_default(make_dataset, "batching"),
         help="how training pairs are grouped into batches to cut padding: pools of "
         "--pool-batches batches sorted by (target, source) length, their batches shuffled "
-        "(as fairseq, OpenNMT-py); length buckets of width 2; or plain shuffled batches "
-        "(default: %(default)s)",
+        f"(as fairseq, OpenNMT-py); length buckets of width {DEFAULT_BUCKET_WIDTH}; or plain "
+        "shuffled batches (default: %(default)s)",
     )
     data.add_argument(
         "--pool-batches",
