@@ -70,5 +70,9 @@ def build_model(args, source_vocab_size, target_vocab_size):
 
 if __name__ == "__main__":
     zoo.workflow.main(
-        build_model, recipe="luong_global_general", family="luong", description=__doc__
+        build_model,
+        recipe="luong_global_general",
+        family="luong",
+        description=__doc__,
+        switches=("dropout", "reverse_source", "bidirectional", "input_feeding"),  # no window
     )

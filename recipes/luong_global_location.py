@@ -81,4 +81,5 @@ if __name__ == "__main__":
         recipe="luong_global_location",
         family="luong",
         description=__doc__,
+        switches=("dropout", "reverse_source", "bidirectional", "input_feeding"),  # no window
     )

@@ -81,3 +81,7 @@ def test_a_flag_the_recipe_lacks_is_refused(monkeypatch, capsys):
 
     status, err = accepted("luong_global_dot", "--mode monotonic", monkeypatch, capsys)
     assert status == 2 and "--mode" in err
+    for recipe in ("luong_global_general", "luong_global_location"):  # no window to set
+        status, err = accepted(recipe, "--window 5", monkeypatch, capsys)
+        assert status == 2 and "--window" in err, recipe
+    assert accepted("luong_local_general", "--window 5", monkeypatch, capsys)[0] == 0
