@@ -20,10 +20,11 @@ import argparse
 import sys
 
 from zoo import tuning
-from zoo.data.corpora import DEFAULT_CORPUS, corpora_help
+from zoo.data.corpora import corpora_help
 from zoo.tuning import space
 from zoo.workflow.arguments import positive_int
 from zoo.workflow.defaults import resolve_languages
+from zoo.workflow.flag_types import library_default
 
 
 def parser():
@@ -34,7 +35,7 @@ def parser():
     )
     p.add_argument(
         "--data",
-        default=DEFAULT_CORPUS,
+        default=library_default(tuning.tune, "data"),
         help=f"{corpora_help()}; local files under $ZOO_DATA_DIR (default: %(default)s)",
     )
     p.add_argument(
@@ -46,46 +47,46 @@ def parser():
     p.add_argument(
         "--tuner",
         choices=tuning.TUNERS,
-        default="random",
+        default=library_default(tuning.tune, "tuner"),
         help="search algorithm: random search, Hyperband (needs --epochs >= 2: it compares "
         "configurations after few epochs and trains the best longer) or Bayesian "
-        "optimisation (Gaussian process; needs scikit-learn). Default: random.",
+        "optimisation (Gaussian process; needs scikit-learn). Default: %(default)s.",
     )
     p.add_argument(
         "--objective",
         choices=("loss", "bleu"),
-        default="loss",
+        default=library_default(tuning.tune, "objective"),
         help="what to optimise: loss = validation cross-entropy per token (minimised); bleu = "
         "sacreBLEU (13a, cased) of greedy translations of the validation slice after each "
-        "trial's training (maximised). Default: loss.",
+        "trial's training (maximised). Default: %(default)s.",
     )
     p.add_argument(
         "--max-trials",
         type=positive_int,
-        default=10,
+        default=library_default(tuning.tune, "max_trials"),
         help="configurations to try in all, counting those of an earlier run in the same "
-        "--directory (default 10).",
+        "--directory (default %(default)s).",
     )
     p.add_argument(
         "--epochs",
         type=positive_int,
-        default=1,
-        help="epochs per trial (Hyperband: the most a configuration gets). Default 1.",
+        default=library_default(tuning.tune, "epochs"),
+        help="epochs per trial (Hyperband: the most a configuration gets). Default %(default)s.",
     )
     p.add_argument(
         "--steps-per-trial",
         type=positive_int,
-        default=None,
+        default=library_default(tuning.tune, "steps_per_trial"),
         help="train each trial for this many batches in all (spread over --epochs) instead "
         "of whole passes over the training data.",
     )
     p.add_argument(
         "--size",
         choices=space.SIZES,
-        default="base",
+        default=library_default(tuning.tune, "size"),
         help="preset sizes the space is built around: embedding and hidden sizes are "
-        "searched at half, once and twice the preset's (tiny: 16/32, for tests; base: "
-        "256/512; paper: the papers'). Default: base.",
+        f"searched at half, once and twice the preset's ({space.sizes_help()}; tiny is for "
+        "tests). Default: %(default)s.",
     )
     p.add_argument(
         "--fix",
@@ -99,39 +100,45 @@ def parser():
     )
     p.add_argument(
         "--directory",
-        default="runs/tune",
-        help="where the search is written and resumed from (default runs/tune).",
+        default=library_default(tuning.tune, "directory"),
+        help="where the search is written and resumed from (default %(default)s).",
     )
     p.add_argument(
         "--train-limit",
         type=positive_int,
-        default=None,
+        default=library_default(tuning.tune, "train_limit"),
         help="use only the first N training pairs (default: all).",
     )
     p.add_argument(
         "--eval-limit",
         type=positive_int,
-        default=1000,
-        help="use only the first N validation pairs for the objective (default 1000).",
+        default=library_default(tuning.tune, "eval_limit"),
+        help="use only the first N validation pairs for the objective (default %(default)s).",
     )
     p.add_argument(
         "--vocab-size",
         type=positive_int,
-        default=8000,
+        default=library_default(tuning.tune, "vocab_size"),
         help="SentencePiece vocabulary size per language, trained on the training slice "
-        "(default 8000; use a few hundred with a small --train-limit).",
+        "(default %(default)s; use a few hundred with a small --train-limit).",
     )
     p.add_argument(
-        "--batch-size", type=positive_int, default=64, help="sentence pairs per batch (64)."
+        "--batch-size",
+        type=positive_int,
+        default=library_default(tuning.tune, "batch_size"),
+        help="sentence pairs per batch (%(default)s).",
     )
     p.add_argument(
         "--max-length",
         type=positive_int,
-        default=50,
-        help="drop training pairs with a side longer than this many tokens (default 50).",
+        default=library_default(tuning.tune, "max_length"),
+        help="drop training pairs with a side longer than this many tokens (default %(default)s).",
     )
     p.add_argument(
-        "--seed", type=int, default=0, help="seed of the tuner, data order and weights (0)."
+        "--seed",
+        type=int,
+        default=library_default(tuning.tune, "seed"),
+        help="seed of the tuner, data order and weights (%(default)s).",
     )
     p.add_argument("--quiet", action="store_true", help="no progress bars or trial summaries.")
     return p

@@ -177,7 +177,7 @@ def export_best(tuner, hypermodel, out_dir):
 
 
 def tune(
-    data="multi30k",
+    data=zoo_data.DEFAULT_CORPUS,
     source_lang="de",
     target_lang="en",
     *,
@@ -192,9 +192,9 @@ def tune(
     train_limit=None,
     eval_limit=1000,
     seed=0,
-    vocab_size=8000,
-    batch_size=64,
-    max_length=50,
+    vocab_size=text.DEFAULT_VOCAB_SIZE,
+    batch_size=zoo_data.DEFAULT_BATCH_SIZE,
+    max_length=zoo_data.DEFAULT_MAX_LENGTH,
     verbose=1,
     export=True,
 ):

@@ -69,6 +69,13 @@ def _reference_sizes(size):
     return preset_arguments("luong_global_general", size)
 
 
+def sizes_help():
+    """The embedding/hidden sizes the space is centred on at each size, for --size's help:
+    "tiny: 16/32, base: 256/512, ..." (read from the presets)."""
+    references = {size: _reference_sizes(size) for size in SIZES}
+    return ", ".join(f"{s}: {r['embedding_dim']}/{r['units']}" for s, r in references.items())
+
+
 def _convert(name, value):
     """`value` (a str from the command line, or a Python value) as dimension `name` needs it."""
     kind = DIMENSIONS[name][0]

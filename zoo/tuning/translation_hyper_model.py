@@ -11,6 +11,7 @@ import tensorflow as tf
 from zoo import models, text, training
 from zoo.data import encode_source
 from zoo.evaluation import corpus_scores
+from zoo.search import defaults as search_defaults
 from zoo.search import search
 from zoo.tuning import space
 
@@ -87,7 +88,7 @@ class TranslationHyperModel(keras_tuner.HyperModel):
         target_tokenizer=None,
         bleu_sources=None,
         bleu_references=None,
-        bleu_batch_size=64,
+        bleu_batch_size=search_defaults.BATCH_SIZE,
         steps_per_epoch=None,
         seed=0,
         jit_compile=False,
