@@ -480,3 +480,28 @@ def test_the_default_traced_search_stays_as_it_is(data_dir):
 def test_bad_controls_prefixes_and_constraints_are_named(translator, asked, message):
     with pytest.raises(ValueError, match=message):
         translator.translate(["Ein Hund.", "Eine Frau."], **asked)
+
+
+@pytest.mark.parametrize(
+    "asked, named",
+    [
+        ({"constraints": [[], ["a dog", "日本語 ✓"]]}, "the constraint '日本語 ✓'"),
+        ({"prefix": ["", "xyz\x01\x02"]}, "the prefix 'xyz\\\\x01\\\\x02'"),
+    ],
+)
+def test_prefixes_and_constraints_the_target_vocabulary_cannot_write_are_refused(
+    translator, asked, named
+):
+    """Their <unk> would reach the translation as "⁇" (with ban_unknown: no translation
+    at all): every path refuses them, naming the sentence, the text and the characters."""
+    sentences = ["Ein Hund.", "Eine Frau."]
+    calls = (
+        translator.translate,
+        translator.translate_with_attention,
+        lambda s, **k: translator.translate_n_best(s, 2, **k),
+        lambda s, **k: translator.translate(s, replace_unknown=True, **k),
+    )
+    for call in calls:
+        for ban in (False, True):
+            with pytest.raises(ValueError, match=r"\[1\]: " + named + " holds characters"):
+                call(sentences, ban_unknown=ban, **asked)

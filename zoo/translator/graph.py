@@ -15,6 +15,7 @@ from zoo.search import SearchSettings, sample, search
 from zoo.search.defaults import BAN_UNKNOWN, CONTROL_DEFAULTS, MIN_LENGTH, NO_REPEAT_NGRAM_SIZE
 from zoo.text.preprocessor import encode
 from zoo.translation import check_constraint_lists, check_prefixes, check_sentences
+from zoo.translator.targets import check_prefix_texts, phrase_ids
 
 # The inputs of the traced searches with a prefix or constraints (only those variants).
 PREFIX = tf.TensorSpec([None], tf.string, name="prefix")
@@ -66,26 +67,22 @@ def search_inputs(translator, sentences, min_length, ban_unknown, no_repeat_ngra
     (controls, extras, names). `controls`: the decoding controls (`check_controls`);
     `extras`: None when no sentence has a prefix or constraints, else per sentence a dict
     of its prefix's text ("prefix") and its phrases' target ids ("constraints"); `names`:
-    the keys of those dicts, the traced search's extra inputs."""
+    the keys of those dicts, the traced search's extra inputs. A prefix or phrase whose
+    target tokens hold `<unk>`, or a phrase with none, is refused
+    (`zoo.translator.targets.TargetTextError`, a ValueError)."""
     controls = check_controls(min_length, ban_unknown, no_repeat_ngram_size)
     sentences = check_sentences(sentences)
     prefix = check_prefixes(prefix, len(sentences))
     constraints = check_constraint_lists(constraints, len(sentences))
     rows = [{} for _ in sentences]
+    tokenizer = translator.preprocessor.target_tokenizer
     if prefix is not None and any(prefix):
+        check_prefix_texts(tokenizer, prefix)
         for row, text in zip(rows, prefix, strict=True):
             row["prefix"] = text
     if constraints is not None and any(constraints):
-        flat = [phrase for phrases in constraints for phrase in phrases]
-        tokenizer = translator.preprocessor.target_tokenizer
-        ids = tokenizer.tokenize(tf.constant(flat, tf.string)).to_list()
-        for phrase, phrase_ids in zip(flat, ids, strict=True):
-            if not phrase_ids:
-                raise ValueError(f"the constraint {phrase!r} has no target tokens.")
-        start = 0
-        for row, phrases in zip(rows, constraints, strict=True):
-            row["constraints"] = ids[start : start + len(phrases)]
-            start += len(phrases)
+        for row, ids in zip(rows, phrase_ids(tokenizer, constraints), strict=True):
+            row["constraints"] = ids
     if not (rows and rows[0]):
         return controls, None, ()
     return controls, rows, tuple(rows[0])
