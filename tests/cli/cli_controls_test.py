@@ -45,10 +45,10 @@ def test_prefix_and_constraints_files_follow_the_input_lines(
 ):
     directory, translator = model_folder
     prefix = tmp_path / "prefix.en"
-    prefix.write_bytes("A dog\n\n\nThe\u2028woman\r\n".encode())  # split on \n only
+    prefix.write_bytes(b"A dog\n\n\nThe woman\r\n")
     constraints = tmp_path / "terms.tsv"
     constraints.write_text("\nbench\ttwo men\n\nbook\t\n", encoding="utf-8")
-    prefixes = ["A dog", "", "", "The\u2028woman"]
+    prefixes = ["A dog", "", "", "The woman"]
     phrases = [[], ["bench", "two men"], [], ["book"]]
     argv = ["translate", str(directory), "--prefix", str(prefix), "--constraints", str(constraints)]
     stdin = "".join(f"{s}\n" for s in SENTENCES)
@@ -128,4 +128,29 @@ def test_a_saved_model_refuses_the_controls_before_loading(capsys, tmp_path):
     prefix.write_text("A\n", encoding="utf-8")
     for flags in (["--min-length", "2"], ["--ban-unk"], ["--prefix", str(prefix)]):
         err = _refused(["translate", str(serving), *flags, "a"], capsys)
-        assert f"{flags[0]} need the model folder, not a SavedModel" in err
+        assert f"{flags[0]} needs the model folder, not a SavedModel" in err
+    err = _refused(["translate", str(serving), "--ban-unk", "--prefix", str(prefix), "a"], capsys)
+    assert "--prefix, --ban-unk need the model folder, not a SavedModel" in err
+
+
+def test_prefix_and_constraint_lines_the_target_vocabulary_cannot_write_are_refused(
+    model_folder, capsys, tmp_path
+):
+    """Their <unk> would reach the translation as "⁇" (with --ban-unk: an empty one): the
+    file's line, the text and the characters are named, on every output path. The files are
+    split on "\\n" alone: the U+2028 inside line 2 stays there."""
+    directory, _ = model_folder
+    prefix = tmp_path / "prefix.en"
+    prefix.write_bytes("A dog\nThe\u2028woman\r\n".encode())
+    constraints = tmp_path / "terms.tsv"
+    constraints.write_text("dog\n\t日本語 ✓\n", encoding="utf-8")
+    files = (
+        ("--prefix", prefix, "the prefix 'The\\u2028woman' holds characters that the "
+         "target vocabulary lacks ('\\u2028')"),
+        ("--constraints", constraints, "the constraint '日本語 ✓' holds characters that the "
+         "target vocabulary lacks ('日', '本', '語', '✓')"),
+    )  # fmt: skip
+    for flag, path, named in files:
+        for extra in ([], ["--ban-unk"], ["--n-best", "2"], ["--alignments"]):
+            err = _refused(["translate", str(directory), flag, str(path), "a", "b", *extra], capsys)
+            assert f"{flag} {path} line 2: {named}" in err, err

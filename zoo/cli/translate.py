@@ -30,6 +30,8 @@ NOT_WITH_SAMPLING = (
     "constraints",
     *CONTROL_FLAGS,
 )
+# Flags that --n-best cannot honour: it prints n-best lists only.
+NOT_WITH_N_BEST = ("alignments", "attention", "plot_dir", "replace_unk")
 # The files of one line per input sentence: (the flag's dest, its flag).
 ALIGNED_FILES = (("prefix", "--prefix"), ("constraints", "--constraints"))
 
@@ -161,7 +163,8 @@ def aligned_inputs(args):
     takes neither (nor the decoding controls)."""
     given = [flag for name, flag in ALIGNED_FILES if getattr(args, name)] + controls_given(args)
     if given and is_saved_model(args.model_dir):
-        raise UsageError(f"{', '.join(given)} need the model folder, not a SavedModel.")
+        verb = "needs" if len(given) == 1 else "need"
+        raise UsageError(f"{', '.join(given)} {verb} the model folder, not a SavedModel.")
     inputs = {}
     if args.prefix:
         inputs["prefix"] = read_text_lines(args.prefix, "--prefix")
@@ -169,6 +172,69 @@ def aligned_inputs(args):
         lines = read_text_lines(args.constraints, "--constraints")
         inputs["constraints"] = [[p for p in line.split("\t") if p.strip()] for line in lines]
     return inputs
+
+
+def n_best_usage(args):
+    """A usage error for --n-best with a flag it cannot honour, or above the beam size: the
+    --beam-size given, else the one MODEL_DIR/translator.json names (read before the model
+    loads); for a SavedModel, the n and the beam it was exported with (zoo_export.json)."""
+    if not args.n_best:
+        return
+    for name in NOT_WITH_N_BEST:
+        if getattr(args, name):
+            flag = "--" + name.replace("_", "-")
+            raise UsageError(
+                f"--n-best prints n-best lists only; it cannot be combined with {flag}."
+            )
+    if is_saved_model(args.model_dir):
+        return _saved_model_n_best_usage(args)
+    beam_size, where = args.beam_size, f"--beam-size {args.beam_size}"
+    if beam_size is None:
+        from zoo.search.defaults import BEAM_SIZE
+        from zoo.translator.output_folder import CONFIG_FILE, read_settings
+
+        beam_size = read_settings(args.model_dir, {}).get("beam_size", BEAM_SIZE)
+        config = os.path.join(args.model_dir, CONFIG_FILE)
+        where = f"the beam size {beam_size} of {config} (give --beam-size to change it)"
+    if args.n_best > beam_size:
+        raise UsageError(
+            f"--n-best {args.n_best} is more than {where}: beam search keeps that many "
+            f"finished translations; give --n-best {beam_size} or less, or --beam-size "
+            f"{args.n_best} or more."
+        )
+
+
+def _saved_model_n_best_usage(args):
+    """`n_best_usage` for a SavedModel: its n-best lists come from the endpoint exported
+    with n best of the export's beam, as zoo_export.json records (none: left to the
+    SavedModelTranslator)."""
+    import json
+
+    from zoo.export import METADATA_FILE
+
+    path = os.path.join(args.model_dir, METADATA_FILE)
+    if not os.path.isfile(path):
+        return
+    with open(path, encoding="utf-8") as f:
+        metadata = json.load(f)
+    exported, beam_size = metadata.get("n_best"), metadata.get("beam_size")
+    if not exported:
+        raise UsageError(
+            f"--n-best: the SavedModel {args.model_dir} was exported without n-best lists "
+            "(Translator.export(..., n_best=N)); use the model folder."
+        )
+    if args.beam_size is not None and args.beam_size != beam_size:
+        raise UsageError(
+            f"--beam-size {args.beam_size} with --n-best: the SavedModel's n-best lists come "
+            f"from its beam of {beam_size}, fixed at export; drop --beam-size or use the "
+            "model folder."
+        )
+    if args.n_best > exported:
+        raise UsageError(
+            f"--n-best {args.n_best} is more than the {exported} best that the SavedModel "
+            f"{args.model_dir} was exported with; give --n-best {exported} or less, or use the "
+            "model folder."
+        )
 
 
 def check_counts(aligned, args, count):
@@ -265,6 +331,7 @@ def run_translate(args, out=None):
     out = sys.stdout if out is None else out
     # Usage errors before loading: they should not wait for the model.
     shaping = sampling_options(args)
+    n_best_usage(args)
     unknown = unknown_options(args)
     if args.plot_dir and os.path.exists(args.plot_dir) and not os.path.isdir(args.plot_dir):
         raise UsageError(f"--plot-dir {args.plot_dir}: a file; expected a folder.")
@@ -284,5 +351,12 @@ def run_translate(args, out=None):
             _print_translations(translator, batch, args, out, counter, shaping, unknown, search)
         return 0
     search.update(aligned)
-    _print_translations(translator, sentences, args, out, counter, shaping, unknown, search)
+    from zoo.translator.targets import TargetTextError
+
+    try:
+        _print_translations(translator, sentences, args, out, counter, shaping, unknown, search)
+    except TargetTextError as error:  # name the file's line the user wrote
+        flag = dict(ALIGNED_FILES)[error.argument]
+        path = getattr(args, error.argument)
+        raise ValueError(f"{flag} {path} line {error.index + 1}: {error.reason}") from None
     return 0
