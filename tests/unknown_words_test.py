@@ -40,6 +40,9 @@ def test_read_dictionary(tmp_path):
     path.write_text("Hund\n", encoding="utf-8")
     with pytest.raises(ValueError, match="line 1"):
         read_dictionary(path)
+    path.write_bytes(b"Hund\tdog\nK\xffatze\tcat\n")  # Latin-1, not UTF-8
+    with pytest.raises(ValueError, match=f"{path}, line 2: invalid UTF-8"):
+        read_dictionary(path)
 
 
 @pytest.fixture(scope="module")

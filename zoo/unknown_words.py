@@ -25,25 +25,26 @@ import numpy as np
 import tensorflow as tf
 
 from zoo.constants import END_TOKEN, UNK_TOKEN
+from zoo.data.readers import read_raw_lines
 from zoo.text.vocabulary import JOINER, WORD_START
 
 
 def read_dictionary(path):
-    """{source word: translation} from a dictionary file (module docstring); a ValueError
-    names the first line that is not two fields."""
+    """{source word: translation} from a dictionary file (module docstring), read as UTF-8
+    (`zoo.data.readers.read_raw_lines`); a ValueError names the file and the first line
+    that is not UTF-8 or not two fields."""
     dictionary = {}
-    with open(path, encoding="utf-8") as f:
-        for number, line in enumerate(f, start=1):
-            line = line.strip()
-            if not line or line.startswith("#"):
-                continue
-            fields = line.split("\t") if "\t" in line else line.split()
-            if len(fields) != 2:
-                raise ValueError(
-                    f"{path}, line {number}: expected a source word and its translation "
-                    f"(tab- or space-separated), received {line!r}."
-                )
-            dictionary.setdefault(fields[0], fields[1])
+    for number, line in enumerate(read_raw_lines(path), start=1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        fields = line.split("\t") if "\t" in line else line.split()
+        if len(fields) != 2:
+            raise ValueError(
+                f"{path}, line {number}: expected a source word and its translation "
+                f"(tab- or space-separated), received {line!r}."
+            )
+        dictionary.setdefault(fields[0], fields[1])
     return dictionary
 
 

@@ -123,3 +123,54 @@ def test_translate_reads_stdin_lines_split_on_newlines_alone(model_folder, capsy
     assert cli.main(["translate", str(folder), "--beam-size", "1"]) == 0
     lines = capsys.readouterr().out.split("\n")
     assert lines == [*translator.translate(sentences, beam_size=1), ""]
+
+
+def test_an_unk_dictionary_that_is_not_utf8_is_named_with_its_line(folder, tmp_path, capsys):
+    lexicon = tmp_path / "lexicon.txt"
+    lexicon.write_bytes(b"Hund\tdog\nK\xffatze\tcat\n")
+    argv = ["translate", str(folder), "--replace-unk", "--unk-dictionary", str(lexicon), "a"]
+    line = refused(argv, capsys, 1)
+    assert f"{lexicon}, line 2: invalid UTF-8" in line, line
+    assert "codec can't decode" not in line
+
+
+def test_n_best_refuses_what_it_cannot_print_before_the_model_loads(folder, capsys, monkeypatch):
+    """--n-best prints n-best lists only, of at most the beam size (--beam-size, else the
+    folder's translator.json): usage errors, found before the model loads."""
+    monkeypatch.setattr("zoo.cli.translate.load_translator", lambda args: pytest.fail("loaded"))
+    base = ["translate", str(folder), "Ein Hund.", "--n-best", "2"]
+    for flags, shown in (
+        (["--alignments"], "--alignments"),
+        (["--attention"], "--attention"),
+        (["--plot-dir", str(folder / "plots")], "--plot-dir"),
+        (["--replace-unk"], "--replace-unk"),
+    ):
+        line = refused([*base, *flags], capsys, 2)
+        assert line.endswith(
+            f"--n-best prints n-best lists only; it cannot be combined with {shown}."
+        ), line
+    line = refused(["translate", str(folder), "a", "--beam-size", "2", "--n-best", "5"], capsys, 2)
+    assert "--n-best 5 is more than --beam-size 2" in line, line
+    # The folder's beam size (translator.json: 2) when --beam-size is not given.
+    line = refused(["translate", str(folder), "a", "--n-best", "3"], capsys, 2)
+    assert f"--n-best 3 is more than the beam size 2 of {folder / 'translator.json'}" in line
+
+
+def test_n_best_of_a_saved_model_is_checked_against_its_export(tmp_path, capsys):
+    """A SavedModel's n-best lists come from its export (zoo_export.json): a larger --n-best,
+    another --beam-size or a SavedModel without them are usage errors before it loads (this
+    folder is no real SavedModel: it is never read)."""
+    serving = tmp_path / "serving"
+    serving.mkdir()
+    (serving / "saved_model.pb").write_bytes(b"")
+    metadata = serving / "zoo_export.json"
+    metadata.write_text(json.dumps({"beam_size": 4, "n_best": 3}))
+    line = refused(["translate", str(serving), "a", "--n-best", "4"], capsys, 2)
+    assert "--n-best 4 is more than the 3 best that the SavedModel" in line, line
+    line = refused(["translate", str(serving), "a", "--n-best", "2", "--beam-size", "2"], capsys, 2)
+    assert (
+        "--beam-size 2 with --n-best: the SavedModel's n-best lists come from its beam of 4" in line
+    )
+    metadata.write_text(json.dumps({"beam_size": 4, "n_best": None}))
+    line = refused(["translate", str(serving), "a", "--n-best", "2"], capsys, 2)
+    assert "was exported without n-best lists" in line, line
