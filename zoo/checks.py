@@ -73,3 +73,15 @@ positive_int = argparse_number(int, 1, False, "a positive integer")
 non_negative_int = argparse_number(int, 0, False, "an integer >= 0")
 positive_float = argparse_number(float, 0.0, True, "a positive number")
 non_negative_float = argparse_number(float, 0.0, False, "a number >= 0")
+SEED_LIMIT = 2**32  # seeds below it: NumPy's range, which the random generators share
+_seed_or_more = argparse_number(int, 0, False, "an integer in [0, 2**32)")
+
+
+def seed_int(text):
+    """An argparse `type`: a random seed, an integer in [0, 2**32)."""
+    import argparse
+
+    value = _seed_or_more(text)
+    if value >= SEED_LIMIT:
+        raise argparse.ArgumentTypeError(f"expected an integer in [0, 2**32), got {value}")
+    return value

@@ -210,14 +210,13 @@ def test_refused_where_it_cannot_sample(small_corpus, tokenizer_pair):
     with pytest.raises(ValueError, match="subword_regularization must be a finite float >= 0"):
         make_dataset(pairs.source, pairs.target, *tokenizer_pair, subword_regularization=-1)
     parser = make_parser("luong_base", "luong")
-    for argv, message in (
-        (["--batching", "buckets"], "--batching pools or plain"),
-        ([], "this is a 'word' tokenizer"),
-    ):
-        args = resolve_defaults(parser.parse_args([*argv, "--subword-regularization", "0.2"]))
-        tokenizers = tokenizer_pair if argv else (word, word)
-        with pytest.raises(UsageError, match=message):
-            subword_regularization(args, tokenizers)
+    argv = ["--subword-regularization", "0.2"]
+    with pytest.raises(UsageError, match="--batching pools or plain"):  # when parsed
+        resolve_defaults(parser.parse_args([*argv, "--batching", "buckets"]))
+    with pytest.raises(UsageError, match="--tokenizer word has one segmentation"):
+        resolve_defaults(parser.parse_args([*argv, "--tokenizer", "word"]))
+    with pytest.raises(UsageError, match="this is a 'word' tokenizer"):
+        subword_regularization(resolve_defaults(parser.parse_args(argv)), (word, word))
 
 
 RECIPE = Path(__file__).resolve().parents[2] / "recipes" / "luong_base.py"

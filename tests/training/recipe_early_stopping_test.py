@@ -54,3 +54,4 @@ def test_validation_bleu_limit_needs_the_bleu_metric(data_dir, tmp_path, capsys)
     else:
         raise AssertionError("--validation-bleu-limit without --validation-metric bleu ran")
     assert "--validation-bleu-limit applies to --validation-metric bleu" in capsys.readouterr().err
+    assert not (tmp_path / "run").exists()  # refused when parsed: the corrected command runs

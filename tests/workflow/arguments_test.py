@@ -5,6 +5,7 @@ import re
 
 import pytest
 
+from zoo.errors import UsageError
 from zoo.models import preset_arguments
 from zoo.workflow import add_mode_argument, hyperparameters, make_parser, resolve_defaults
 
@@ -71,6 +72,22 @@ def test_bad_values_are_refused(argv, capsys):
     with pytest.raises(SystemExit):
         parse(argv)
     assert "error" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("value", ["-1", str(2**32)])
+def test_the_seed_is_one_numpy_takes(value, capsys):
+    with pytest.raises(SystemExit):
+        parse(["--seed", value])
+    assert "argument --seed: expected an integer in [0, 2**32)" in capsys.readouterr().err
+    assert parse(["--seed", str(2**32 - 1)]).seed == 2**32 - 1
+
+
+def test_an_out_that_is_a_file_is_refused_when_parsed(tmp_path):
+    taken = tmp_path / "notes.txt"
+    taken.write_text("", encoding="utf-8")
+    with pytest.raises(UsageError, match=r"--out .*notes.txt: a file; expected the run's"):
+        parse(["--out", str(taken)])
+    assert parse(["--out", str(tmp_path)]).out == str(tmp_path)
 
 
 def test_bahdanau_recipes_take_dropout_but_no_luong_switches(capsys):

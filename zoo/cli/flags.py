@@ -6,7 +6,7 @@ Every default shown here is the library's: a translator folder's translator.json
 
 import os
 
-from zoo.checks import non_negative_float, non_negative_int, positive_float, positive_int
+from zoo.checks import non_negative_float, non_negative_int, positive_float, positive_int, seed_int
 from zoo.errors import DEBUG_HELP, UsageError
 from zoo.search import defaults as search_defaults
 from zoo.search import sample
@@ -208,7 +208,7 @@ def add_sampling_flags(parser):
     )
     group.add_argument(
         "--seed",
-        type=non_negative_int,
+        type=seed_int,
         default=None,
         help="make the draws reproducible: the same input, seed and --batch-size give the "
         "same translations (default: fresh draws)",

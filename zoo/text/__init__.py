@@ -9,7 +9,13 @@ training pipelines and the translator alike. `DEFAULT_KIND` and `DEFAULT_VOCAB_S
 the tokenizer the recipes train unless told otherwise.
 """
 
-from zoo.text.factory import DEFAULT_KIND, KINDS, load_tokenizer, train_tokenizer
+from zoo.text.factory import (
+    DEFAULT_KIND,
+    KINDS,
+    SAMPLING_KINDS,
+    load_tokenizer,
+    train_tokenizer,
+)
 from zoo.text.normalize import normalize
 from zoo.text.preprocessor import Preprocessor
 from zoo.text.sentencepiece_tokenizer import SentencePieceTokenizer
@@ -21,6 +27,7 @@ __all__ = [
     "DEFAULT_KIND",
     "DEFAULT_VOCAB_SIZE",
     "KINDS",
+    "SAMPLING_KINDS",
     "Preprocessor",
     "SentencePieceTokenizer",
     "Tokenizer",

@@ -12,6 +12,7 @@ TOKENIZERS = {
 }
 KINDS = tuple(TOKENIZERS)
 DEFAULT_KIND = SentencePieceTokenizer.kind  # the recipes' --tokenizer
+SAMPLING_KINDS = tuple(k for k, t in TOKENIZERS.items() if t.samples_segmentations)
 
 
 def _tokenizer_class(kind):

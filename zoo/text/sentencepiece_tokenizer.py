@@ -79,6 +79,7 @@ class SentencePieceTokenizer(Tokenizer):
     """
 
     kind = "sentencepiece"
+    samples_segmentations = True  # unigram models; BPE ones refuse (`sampling_tokenizer`)
 
     def __init__(self, model_proto, lowercase=False, name=None):
         super().__init__(lowercase=lowercase, name=name)

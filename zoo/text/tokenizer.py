@@ -72,6 +72,7 @@ class Tokenizer(tf.Module):
     """
 
     kind = None
+    samples_segmentations = False  # whether `sampling_tokenizer` can exist for this kind
 
     def __init__(self, lowercase=False, name=None):
         super().__init__(name=name)

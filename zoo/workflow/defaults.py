@@ -11,10 +11,12 @@
 import os
 
 from zoo.data.corpora import CORPORA, complete_languages, default_test_split, find_corpus
+from zoo.errors import UsageError
 from zoo.models import preset_arguments
 from zoo.training import default_loss_normalization
 from zoo.training.profiles import training_profile
 from zoo.workflow.model_flags import ARCHITECTURE_SWITCHES
+from zoo.workflow.training_flags import check_training_flags
 
 
 def test_split_help():
@@ -41,7 +43,9 @@ def resolve_languages(data, source_lang, target_lang, family=None):
 
 
 def resolve_defaults(args):
-    """Fills the defaults that depend on other flags (languages, split, epochs, out, ...)."""
+    """Fills the defaults that depend on other flags (languages, split, epochs, out, ...);
+    refuses flags that cannot run together (`check_training_flags`)."""
+    check_training_flags(args)
     args.source_lang, args.target_lang = resolve_languages(
         args.data, args.source_lang, args.target_lang, args.family
     )
@@ -66,6 +70,8 @@ def resolve_defaults(args):
         args.loss_normalization = default_loss_normalization(args.optimizer)
     if args.out is None:
         args.out = os.path.join("saved_models", args.recipe)
+    if os.path.exists(args.out) and not os.path.isdir(args.out):
+        raise UsageError(f"--out {args.out}: a file; expected the run's output folder.")
     return args
 
 

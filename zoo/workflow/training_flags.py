@@ -9,9 +9,16 @@ them in after parsing, and the help texts render them.
 
 import argparse
 
-from zoo.checks import non_negative_float, non_negative_int, positive_float, positive_int
+from zoo.checks import (
+    non_negative_float,
+    non_negative_int,
+    positive_float,
+    positive_int,
+    seed_int,
+)
 from zoo.data import make_dataset
 from zoo.errors import UsageError
+from zoo.text import SAMPLING_KINDS
 from zoo.training import (
     LOSS_NORMALIZATIONS,
     PRECISIONS,
@@ -62,15 +69,29 @@ def add_subword_flags(training):
     )
 
 
-def subword_regularization(args, tokenizers):
-    """--subword-regularization, checked against --batching and the run's tokenizers (a
-    `UsageError` naming what does not fit)."""
+def check_training_flags(args):
+    """Refuses the combinations of training flags that cannot run (a `UsageError` naming
+    them), when the command line is parsed: before the run's folder is written."""
+    if args.validation_bleu_limit is not None and args.validation_metric != "bleu":
+        raise UsageError("--validation-bleu-limit applies to --validation-metric bleu.")
     alpha = args.subword_regularization
     if alpha > 0 and args.batching == "buckets":
         raise UsageError(
             f"--subword-regularization {alpha:g} changes the pairs' lengths each epoch, and "
             "with them the number of batches of length buckets; use --batching pools or plain."
         )
+    if alpha > 0 and args.tokenizer not in SAMPLING_KINDS:
+        raise UsageError(
+            f"--subword-regularization {alpha:g} samples the segmentations of a SentencePiece "
+            f"unigram model; --tokenizer {args.tokenizer} has one segmentation per text. Use "
+            f"--tokenizer {' or '.join(SAMPLING_KINDS)}, or leave subword regularisation off."
+        )
+
+
+def subword_regularization(args, tokenizers):
+    """--subword-regularization, checked against the run's tokenizers (a `UsageError` naming
+    what does not fit; `check_training_flags` has checked the flags)."""
+    alpha = args.subword_regularization
     for tokenizer in tokenizers if alpha > 0 else ():
         try:
             tokenizer.sampling_tokenizer(alpha)
@@ -126,8 +147,6 @@ def training_options(args, val, tokenizers):
     accumulation, metric, early stopping and, with --validation-metric bleu, the
     `ValidationBleu` of the validation `Corpus` `val` (translated in batches of
     --eval-batch-size)."""
-    if args.validation_bleu_limit is not None and args.validation_metric != "bleu":
-        raise UsageError("--validation-bleu-limit applies to --validation-metric bleu.")
     bleu = None
     if args.validation_metric == "bleu":
         bleu = ValidationBleu(
@@ -309,7 +328,9 @@ def add_checkpoint_flags(training):
         default=True,
         help="continue from the last checkpoint in --out (default); --no-resume starts over",
     )
-    training.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    training.add_argument(
+        "--seed", type=seed_int, default=0, help="random seed (default: %(default)s)"
+    )
     training.add_argument(
         "--deterministic",
         action="store_true",
