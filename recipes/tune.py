@@ -17,10 +17,13 @@ import zoo_startup
 zoo_startup.quiet_tensorflow_start()  # first: no CUDA start-up lines on a CPU-only machine
 
 import argparse
+import functools
 import sys
 
 from zoo import tuning
+from zoo.checks import seed_int
 from zoo.data.corpora import corpora_help
+from zoo.errors import DEBUG_HELP, exit_on_user_error
 from zoo.tuning import space
 from zoo.workflow.arguments import positive_int
 from zoo.workflow.defaults import resolve_languages
@@ -136,11 +139,12 @@ def parser():
     )
     p.add_argument(
         "--seed",
-        type=int,
+        type=seed_int,
         default=library_default(tuning.tune, "seed"),
         help="seed of the tuner, data order and weights (%(default)s).",
     )
     p.add_argument("--quiet", action="store_true", help="no progress bars or trial summaries.")
+    p.add_argument("--debug", action="store_true", help=DEBUG_HELP)
     return p
 
 
@@ -155,7 +159,8 @@ def main(argv=None):
         source_lang, target_lang = resolve_languages(args.data, args.source_lang, args.target_lang)
     except ValueError as error:
         p.error(str(error))
-    result = tuning.tune(
+    search = functools.partial(
+        tuning.tune,
         args.data,
         source_lang,
         target_lang,
@@ -175,6 +180,7 @@ def main(argv=None):
         max_length=args.max_length,
         verbose=0 if args.quiet else 1,
     )
+    result = exit_on_user_error(search, prog=p.prog, debug=args.debug)
     return 0 if result["rows"] else 1
 
 

@@ -110,3 +110,23 @@ def test_the_tuning_guide_states_the_library_defaults():
     assert f"`--directory` (`{parameters['directory'].default}`)" in text
     assert f"`--objective {parameters['objective'].default}` (default)" in text
     assert f"(`--eval-limit`, {parameters['eval_limit'].default} sentences)" in text
+
+
+@pytest.mark.parametrize("value", ["-1", str(2**32), "x"])
+def test_the_seed_is_one_numpy_takes(tune, value, capsys):
+    with pytest.raises(SystemExit):
+        tune["parser"]().parse_args(["--seed", value])
+    assert "argument --seed: expected an integer in [0, 2**32)" in capsys.readouterr().err
+
+
+def test_a_data_error_is_one_line_and_status_1(tune, tmp_path, capsys):
+    bad = tmp_path / "bad.tsv"
+    bad.write_text("no tab on this line\n", encoding="utf-8")
+    argv = ["--data", str(bad), "--source-lang", "en", "--target-lang", "fr", "--quiet"]
+    with pytest.raises(SystemExit) as stopped:
+        tune["main"]([*argv, "--directory", str(tmp_path / "search")])
+    err = capsys.readouterr().err
+    assert stopped.value.code == 1 and "Traceback" not in err
+    assert err.startswith("recipes/tune.py: error: ") and "bad.tsv" in err, err
+    with pytest.raises(ValueError, match="bad.tsv"):  # --debug: the exception itself
+        tune["main"]([*argv, "--directory", str(tmp_path / "search2"), "--debug"])
