@@ -66,7 +66,13 @@ def test_explicit_optimizer_and_no_resume():
 
 @pytest.mark.parametrize(
     "argv",
-    [["--dropout", "1.0"], ["--window", "0"], ["--size", "huge"], ["--max-steps", "-1"]],
+    [
+        ["--dropout", "1.0"],
+        ["--window", "0"],
+        ["--size", "huge"],
+        ["--max-steps", "-1"],
+        ["--vocab-size", "4"],  # no more than the reserved ids
+    ],
 )
 def test_bad_values_are_refused(argv, capsys):
     with pytest.raises(SystemExit):

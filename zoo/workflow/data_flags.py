@@ -1,7 +1,8 @@
 """The recipes' data flags: the corpus and how it is streamed, the languages and tokenizers,
 the length filter and the batching."""
 
-from zoo.checks import positive_int
+from zoo.checks import argparse_number, positive_int
+from zoo.constants import RESERVED_TOKENS
 from zoo.data import (
     BATCHINGS,
     DEFAULT_BUCKET_WIDTH,
@@ -16,6 +17,10 @@ from zoo.workflow.defaults import test_split_help
 from zoo.workflow.flag_types import library_default
 
 STREAM_ABOVE_MB = 100  # --streaming auto streams {split} file sets larger than this
+# --vocab-size: more than the reserved ids (<pad>, <s>, </s>, <unk>)
+VOCABULARY_SIZE = argparse_number(
+    int, len(RESERVED_TOKENS), True, f"an integer > {len(RESERVED_TOKENS)} (the reserved ids)"
+)
 
 
 def streaming_help():
@@ -120,9 +125,10 @@ def add_text_flags(data):
     bahdanau, luong = DEFAULT_VOCAB_SIZES["bahdanau"], DEFAULT_VOCAB_SIZES["luong"]
     data.add_argument(
         "--vocab-size",
-        type=positive_int,
+        type=VOCABULARY_SIZE,
         default=DEFAULT_VOCAB_SIZE,
-        help=f"vocabulary size per language, 4 reserved ids included (default: %(default)s; "
+        help=f"vocabulary size per language, {len(RESERVED_TOKENS)} reserved ids included "
+        "(default: %(default)s; "
         f"the papers used {bahdanau:,} (Bahdanau) and {luong:,} (Luong) words on WMT)",
     )
     data.add_argument("--lowercase", action="store_true", help="lowercase text before tokenizing")
