@@ -12,6 +12,7 @@ import pytest
 from translator_toy import MIXED, toy_translator
 
 from zoo import cli
+from zoo.errors import UsageError
 from zoo.workflow.arguments import make_parser
 
 
@@ -269,7 +270,10 @@ def test_evaluate_fills_the_corpus_defaults_from_translator_json_else_the_regist
     assert filled({}) == (DEFAULT_CORPUS, *default.default_pair, default.test_split)
     saved = {"data": "multi30k", "source_lang": "de", "target_lang": "fr"}
     assert filled(saved) == ("multi30k", "de", "fr", "test2016")
-    assert filled(saved, target_lang="en", split="val") == ("multi30k", "de", "en", "val")
+    assert filled(saved, split="val") == ("multi30k", "de", "fr", "val")
+    assert filled(saved, source_lang="de", target_lang="fr")[1:3] == ("de", "fr")
+    with pytest.raises(UsageError, match=r"translates de->fr .*received --target-lang en"):
+        filled(saved, target_lang="en")
     anki = corpus_info("anki-spa-eng")
     assert filled({}, data="anki-spa-eng") == ("anki-spa-eng", *anki.default_pair, "test")
     assert filled({}, data="anki-spa-eng", source_lang="es")[:3] == ("anki-spa-eng", "es", "en")

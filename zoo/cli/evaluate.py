@@ -13,6 +13,7 @@ from zoo.cli.flags import (
 )
 from zoo.cli.loading import load_translator, unknown_options
 from zoo.data.corpora import DEFAULT_CORPUS, corpora_help, default_test_split
+from zoo.errors import UsageError
 from zoo.json_files import write_json
 from zoo.translator.output_folder import CONFIG_FILE
 from zoo.workflow.defaults import resolve_languages, test_split_help
@@ -40,14 +41,14 @@ def add_evaluate_command(commands):
     evaluate.add_argument(
         "--source-lang",
         default=None,
-        help="source language code (default: MODEL_DIR/translator.json, else the corpus' "
-        "default pair)",
+        help="source language code, for a model whose translator.json does not name it "
+        "(default: MODEL_DIR/translator.json's; a model is evaluated on its own languages)",
     )
     evaluate.add_argument(
         "--target-lang",
         default=None,
-        help="target language code (default: MODEL_DIR/translator.json, else the corpus' "
-        "default pair)",
+        help="target language code, for a model whose translator.json does not name it "
+        "(default: MODEL_DIR/translator.json's; a model is evaluated on its own languages)",
     )
     evaluate.add_argument(
         "--limit",
@@ -66,17 +67,30 @@ def add_evaluate_command(commands):
 
 def fill_corpus_defaults(args, metadata):
     """--data, the languages and the split not given: translator.json's, else the corpus'
-    defaults."""
+    defaults; languages other than the model's are a usage error."""
+    config = os.path.join(getattr(args, "model_dir", "MODEL_DIR"), CONFIG_FILE)
     for key in ("data", "source_lang", "target_lang"):
         value = metadata.get(key)
         if value is not None and not isinstance(value, str):
             raise ValueError(
-                f"{os.path.join(getattr(args, 'model_dir', 'MODEL_DIR'), CONFIG_FILE)}: "
-                f"{key!r} must be a string such as "
+                f"{config}: {key!r} must be a string such as "
                 f"{DEFAULT_CORPUS if key == 'data' else 'de'!r}; it holds {value!r}."
             )
+    trained = metadata.get("source_lang"), metadata.get("target_lang")
+    given = args.source_lang, args.target_lang
+    if None not in trained and any(g not in (None, t) for g, t in zip(given, trained, strict=True)):
+        flags = " ".join(
+            f"--{name}-lang {value}"
+            for name, value in zip(("source", "target"), given, strict=True)
+            if value
+        )
+        raise UsageError(
+            f"the model translates {trained[0]}->{trained[1]} ({config}); received {flags}. "
+            "Evaluate it on its own languages, or leave --source-lang and --target-lang out."
+        )
+    for key in ("data", "source_lang", "target_lang"):
         if getattr(args, key) is None:
-            setattr(args, key, value)
+            setattr(args, key, metadata.get(key))
     if args.data is None:
         args.data = DEFAULT_CORPUS
     args.source_lang, args.target_lang = resolve_languages(
