@@ -38,10 +38,13 @@ if str(REPO_DIR) not in sys.path:  # `python bench/x.py` from anywhere
 from zoo.testing.backend_run import BACKENDS, backend_installed  # noqa: E402
 
 
-def tokenizers(vocab_size=8000, source="de", target="en", cache_dir=None, quiet=False):
-    """SentencePiece tokenizers trained on Multi30k train (cached under bench/out/)."""
+def tokenizers(vocab_size=None, source="de", target="en", cache_dir=None, quiet=False):
+    """SentencePiece tokenizers trained on Multi30k train (cached under bench/out/), of
+    `vocab_size` pieces (default: the recipes', `zoo.text.DEFAULT_VOCAB_SIZE`)."""
     from zoo.data import load_corpus
-    from zoo.text import load_tokenizer, train_tokenizer
+    from zoo.text import DEFAULT_VOCAB_SIZE, load_tokenizer, train_tokenizer
+
+    vocab_size = DEFAULT_VOCAB_SIZE if vocab_size is None else vocab_size
 
     cache_dir = pathlib.Path(cache_dir or OUT_DIR / "tokenizers")
     result = []
