@@ -72,7 +72,7 @@ def batches(args, count):
 
     from zoo.data import load_corpus, make_dataset
 
-    source, target = common.tokenizers(8000)
+    source, target = common.tokenizers()
     corpus = load_corpus("multi30k", "de", "en", "train")
     dataset = make_dataset(
         corpus.source, corpus.target, source, target, batch_size=args.batch_size, seed=args.seed
