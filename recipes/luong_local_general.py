@@ -67,6 +67,7 @@ def build_model(args, source_vocab_size, target_vocab_size):
         dropout=hp["dropout"],
         attention=attention,
         input_feeding=hp["input_feeding"],
+        tie_embeddings=hp["tie_embeddings"],  # the preset's at --size, or --tie-embeddings
         init_scale=hp["init_scale"],
         name="decoder",
     )

@@ -5,6 +5,7 @@ both settings and a rerun with another value is refused."""
 import argparse
 import filecmp
 import json
+import sys
 
 import keras
 import numpy as np
@@ -89,7 +90,8 @@ def test_flags_default_to_the_library_and_untied_models_are_unchanged():
     parser = zoo.workflow.make_parser("luong_base", "luong")
     args = parser.parse_args([])
     assert args.shared_vocabulary is False
-    assert args.tie_embeddings is zoo.models.TIE_EMBEDDINGS is False
+    assert args.tie_embeddings is None  # the preset's choice: luong_base's is the papers'
+    assert zoo.models.preset_arguments("luong_base", "base")["tie_embeddings"] is False
     model = zoo.models.build("luong_base", "tiny", 20, 20)
     assert apply_model_flags(model, args) is model
     tied = apply_model_flags(model, parser.parse_args(["--tie-embeddings"]))
@@ -131,3 +133,38 @@ def test_the_shared_tokenizer_learns_both_sides_of_the_sampled_pairs(tmp_path):
     for i in pairs:  # every sampled pair gave its four words, of both languages
         assert {f"quelle{i}", f"wort{i}", f"source{i}", f"word{i}"} <= set(vocabulary)
     assert len(pairs) == 6
+
+
+def test_the_main_jobs_preset_ties_at_base_and_the_flag_overrides_it(monkeypatch):
+    from zoo.workflow.model_flags import tied_presets_help
+
+    presets_module = sys.modules["zoo.models.presets"]  # `zoo.models.presets` is a function
+
+    tied = {
+        (name, size)
+        for name in zoo.models.presets()
+        for size in zoo.models.SIZES
+        if zoo.models.preset_arguments(name, size)["tie_embeddings"]
+    }
+    assert tied == {(name, "base") for name in presets_module.TIED_AT_BASE} != set()
+    parser = zoo.workflow.make_parser("luong_local_general", "luong")
+    for argv, expected in (([], True), (["--no-tie-embeddings"], False)):
+        args = parser.parse_args(argv)
+        assert zoo.workflow.hyperparameters(args, "luong_local_p_general")["tie_embeddings"] is (
+            expected
+        )
+    assert (
+        zoo.workflow.hyperparameters(parser.parse_args([]), "luong_local_m_general")[
+            "tie_embeddings"
+        ]
+        is False
+    )  # local-m: the papers' untied output layer
+    # A model the recipe built tied (the preset's choice) is tied three ways with
+    # --shared-vocabulary, as with --tie-embeddings.
+    model = zoo.models.build("luong_base", "tiny", 20, 20, tie_embeddings=True)
+    args = zoo.workflow.make_parser("luong_base", "luong").parse_args(["--shared-vocabulary"])
+    assert type(apply_model_flags(model, args)).__name__ == "ThreeWayTiedModel"
+    text = " ".join(parser.format_help().split())
+    assert "on for luong_local_p_general at --size base, off for the others" in text
+    monkeypatch.setattr(presets_module, "TIED_AT_BASE", ())
+    assert tied_presets_help() == "the preset's: off, as in the papers"

@@ -18,7 +18,8 @@ Sizes:
   unidirectional encoder, 50k vocabularies (pass the vocabulary sizes to `build`).
 
 Every preset takes `tie_embeddings` (default `TIE_EMBEDDINGS`, off: the papers' separate
-output matrix): True makes the decoder's output layer read the target embedding matrix
+output matrix; on at `base` for `TIED_AT_BASE`, the main job's preset, where it trained the
+better model on Multi30k in two seeds, docs/training.md): True makes the decoder's output layer read the target embedding matrix
 (Press and Wolf 2017), through a projection to the embedding size where the readout is
 larger or smaller (Luong's h~ has `units` features, Bahdanau's maxout output
 `maxout_units`); "three_way" reads the source with it too (equal vocabulary sizes).
@@ -37,6 +38,7 @@ from zoo.models.build import build_bahdanau_rnnencdec, build_bahdanau_rnnsearch,
 SIZES = ("tiny", "base", "paper")
 DEFAULT_VOCAB_SIZES = {"bahdanau": 30000, "luong": 50000}  # the papers' vocabularies
 TIE_EMBEDDINGS = False  # the papers' models have an output matrix of their own
+TIED_AT_BASE = ("luong_local_p_general",)  # presets whose base size ties them (see above)
 
 
 # The papers' sizes, and the other sizes as departures from them (docstring above).
@@ -114,6 +116,8 @@ def _luong(attention, score, input_feeding):
     def sizes(size):
         values = _luong_sizes(size)  # its input_feeding: the size's choice for attention
         values["input_feeding"] = input_feeding and values["input_feeding"]
+        if size == "base" and f"luong_{attention}_{score}" in TIED_AT_BASE:
+            values["tie_embeddings"] = True
         return dict(**values, attention=attention, score=score)
 
     return sizes

@@ -90,7 +90,7 @@ def hyperparameters(args, preset):
         False
     """
     values = preset_arguments(preset, args.size)
-    for name in ARCHITECTURE_SWITCHES:
+    for name in (*ARCHITECTURE_SWITCHES, "tie_embeddings"):
         given = getattr(args, name, None)
         if given is None:
             continue

@@ -12,7 +12,7 @@ from zoo.checks import non_negative_float, non_negative_int, positive_int
 from zoo.errors import DEBUG_HELP
 from zoo.layers import LocalAttention
 from zoo.layers.local_attention import MODES
-from zoo.models import SIZES, TIE_EMBEDDINGS, preset_arguments, with_tied_embeddings
+from zoo.models import SIZES, preset_arguments, presets, with_tied_embeddings
 from zoo.search import defaults as search_defaults
 from zoo.workflow.flag_types import library_default, rate
 
@@ -99,19 +99,33 @@ def add_model_flags(parser, family, switches):
     add_tie_flag(model)
 
 
+def tied_presets_help():
+    """Which presets tie their embeddings at which size, for a help text: e.g. "the preset's:
+    on for luong_local_p_general at --size base, off for the others, as in the papers"."""
+    tied = [
+        f"{name} at --size {size}"
+        for name in presets()
+        for size in SIZES
+        if preset_arguments(name, size)["tie_embeddings"]
+    ]
+    if not tied:
+        return "the preset's: off, as in the papers"
+    return f"the preset's: on for {', '.join(tied)}, off for the others, as in the papers"
+
+
 def add_tie_flag(model):
-    """--tie-embeddings: every recipe has it (not a switch of the preset's sizes)."""
+    """--tie-embeddings: every recipe has it; None leaves the preset's choice (the recipes
+    that build a preset's decoder pass `hyperparameters(...)["tie_embeddings"]` to it)."""
     model.add_argument(
         "--tie-embeddings",
         action=argparse.BooleanOptionalAction,
-        default=TIE_EMBEDDINGS,
+        default=None,
         help="the decoder's output layer reads the target embedding matrix instead of a "
         "matrix of its own (Press and Wolf 2017; Inan et al. 2017): logits = h E^T + b, "
         "through a projection to the embedding size where the readout (Luong: h~, of "
         "--size's units; Bahdanau: the maxout output) has another size; fewer parameters by "
         "vocabulary x embedding size; with --shared-vocabulary the source embeddings too "
-        f"(three-way tying) (default: {'on' if TIE_EMBEDDINGS else 'off'}, as in the papers; "
-        "see docs/training.md)",
+        f"(three-way tying) (default: {tied_presets_help()}; measured: docs/training.md)",
     )
 
 
@@ -119,7 +133,10 @@ def apply_model_flags(model, args):
     """The recipe's `model`, tied with --tie-embeddings (`zoo.models.with_tied_embeddings`):
     the target embeddings and the output layer, and with --shared-vocabulary the source
     embeddings too (three-way)."""
-    if getattr(args, "tie_embeddings", False):
+    tie = getattr(args, "tie_embeddings", None)
+    if tie is None:  # the preset's choice, which the recipe built the decoder with
+        tie = bool(model.get_layer("decoder").get_config().get("tie_embeddings", False))
+    if tie:
         three_way = bool(getattr(args, "shared_vocabulary", False))
         return with_tied_embeddings(model, three_way=three_way)
     return model
