@@ -3,13 +3,16 @@ before any of them reaches the model; failures of the model are answered without
 text. The application runs in this process (Starlette's TestClient: real HTTP requests,
 no sockets)."""
 
+import json
 import logging
+from types import SimpleNamespace
 
 import pytest
 from server_helpers import SECRET, StubTranslator
 from starlette.testclient import TestClient
 
 from zoo.server import ServerLimits, make_app
+from zoo.server.app import finite, reply
 
 JSON = {"Content-Type": "application/json"}
 
@@ -52,6 +55,17 @@ def post(client, payload=None, content=None, headers=JSON):
         ({"sentences": ["a"], "sample": "hot"}, 400, '"sample" must be an object'),
         ({"sentences": ["a"], "sample": {"temperature": "2"}}, 400, '"sample.temperature" must be a number'),
         ({"sentences": ["a"], "sample": {"top_p": True}}, 400, '"sample.top_p" must be a number'),
+        ({"sentences": ["a"], "sample": {"top_p": 2}}, 400, '"sample.top_p" must be a number in (0, 1] or null, received the number 2.'),
+        ({"sentences": ["a"], "sample": {"top_p": 0.0}}, 400, "in (0, 1] or null, received the number 0.0"),
+        ({"sentences": ["a"], "sample": {"temperature": 0}}, 400, '"sample.temperature" must be a number above 0 or null'),
+        ({"sentences": ["a"], "sample": {"temperature": -1.5}}, 400, "received the number -1.5"),
+        ({"sentences": ["a"], "min_length": 2**31}, 400, '"min_length" must be at most 2147483647 (a 32-bit integer), received 2147483648.'),
+        ({"sentences": ["a"], "no_repeat_ngram_size": 10**30}, 400, '"no_repeat_ngram_size" must be at most 2147483647'),
+        ({"sentences": ["a"], "sample": {"top_k": 2**63}}, 400, '"sample.top_k" must be at most 2147483647'),
+        ({"sentences": ["a"], "sample": {"seed": 2**64}}, 400, '"sample.seed" must be at most 9223372036854775807 (a 64-bit seed)'),
+        ({"sentences": ["a"], "n_best": 2}, 400, '"n_best" must be at most the beam size, 1 (this server\'s default), received 2; ask for a "beam_size" of at least 2 too.'),
+        ({"sentences": ["a"], "n_best": 3, "beam_size": 2}, 400, '"n_best" must be at most the beam size, 2 (the request\'s beam_size), received 3'),
+        ({"sentences": ["a"], "n_best": 17}, 400, 'received 17; "beam_size" is at most 16 on this server (max_beam_size).'),
         ({"sentences": ["a"], "sample": {"top_k": 1.5}}, 400, '"sample.top_k" must be an integer'),
         ({"sentences": ["a"], "sample": {"seed": -1}}, 400, '"sample.seed" must be at least 0'),
         ({"sentences": ["a"], "sample": {"heat": 1}}, 400, "unknown field(s) ['heat']"),
@@ -81,7 +95,15 @@ def test_bad_values_and_sizes_get_a_status_naming_them(client, stub, payload, st
         (b'{"sentences": ' + b"[" * 100_000 + b"]" * 100_000 + b"}", "too deeply"),
         (b'{"sentences": ["a"], "beam_size": NaN}', "NaN is not a JSON number"),
         (b'{"sentences": ["a"], "sample": {"temperature": 1e999}}', "too large"),
-        (b'{"sentences": ["a"], "beam_size": ' + b"9" * 5000 + b"}", "JSON object"),
+        (
+            b'{"sentences": ["a"], "beam_size": ' + b"9" * 5000 + b"}",
+            "number too large: the body holds an integer of 5000 digits; at most 100.",
+        ),
+        (b'{"sentences": ["a"], "min_length": -' + b"9" * 101 + b"}", "number too large"),
+        (
+            b'{"sentences": ["a"], "sample": {"top_p": 1' + b"0" * 400 + b".5}}",
+            "number too large: the body holds 1000000000000000000000000000000000000...",
+        ),
         (b'{"sentences": ["\\ud800"]}', "not valid Unicode"),
         (b"\xff\xfe{}", "UTF-8"),
         (b"[]", "received an array"),
@@ -161,3 +183,72 @@ def test_the_library_sampling_checks_answer_400_on_a_real_translator(data_dir):
         for sample in ({"temperature": 1e-320}, {"top_p": 1e-300}):
             got, body = post(client, {"sentences": ["Ein Hund."], "sample": sample})
             assert got in (200, 400), body
+
+
+def _strict_json(body):
+    """`body` parsed as strict JSON: Infinity, -Infinity and NaN are not JSON."""
+
+    def refuse(constant):
+        raise ValueError(f"{constant} is not JSON")
+
+    return json.loads(body, parse_constant=refuse)
+
+
+class NonFiniteScores(StubTranslator):
+    """A translator with attention whose scores are -inf (a search that found no finished
+    hypothesis) and NaN, as no JSON can write them."""
+
+    metadata = {}
+    beam_size = 2
+
+    def translate_with_attention(self, sentences, beam_size=None, **search):
+        self._call(sentences)
+        scores = [float("-inf"), float("nan"), float("inf")]
+        return [
+            SimpleNamespace(translation=s.upper(), score=scores[i % 3])
+            for i, s in enumerate(sentences)
+        ]
+
+    def translate_n_best(self, sentences, n_best, beam_size=None, **search):
+        self._call(sentences)
+        return [[(s.upper(), -1.5), (s.lower(), float("nan"))][:n_best] for s in sentences]
+
+
+def test_non_finite_numbers_are_answered_as_null_in_strict_json():
+    with TestClient(make_app(NonFiniteScores())) as client:
+        response = client.post(
+            "/translate", json={"sentences": ["a", "b", "c"], "n_best": 2}, headers=JSON
+        )
+    assert response.status_code == 200
+    body = _strict_json(response.content)
+    assert body["translations"] == ["A", "B", "C"]
+    assert body["scores"] == [None, None, None]
+    assert body["n_best"][0] == [
+        {"translation": "A", "score": -1.5},
+        {"translation": "a", "score": None},
+    ]
+
+
+def test_finite_replaces_non_finite_floats_only():
+    payload = {"a": [1.5, float("nan"), {"b": (float("-inf"), 2)}], "c": "inf", "d": None}
+    assert finite(payload) == {"a": [1.5, None, {"b": [None, 2]}], "c": "inf", "d": None}
+    assert _strict_json(reply(200, payload).body) == finite(payload)
+
+
+class ExportedNBest(StubTranslator):
+    """A SavedModel's interface: its n-best list comes from the beam fixed at export."""
+
+    beam_size = 4
+
+    def translate_n_best(self, sentences, n_best=None):
+        self._call(sentences)
+        return [[(s.upper(), -1.0)] * n_best for s in sentences]
+
+
+def test_a_saved_model_n_best_with_another_beam_size_is_a_400():
+    with TestClient(make_app(ExportedNBest())) as client:
+        got, body = post(client, {"sentences": ["a"], "n_best": 1, "beam_size": 1})
+        assert got == 400 and "fixed at export, 4" in body["error"], body
+        assert 'received "beam_size": 1' in body["error"]
+        got, body = post(client, {"sentences": ["a"], "n_best": 2, "beam_size": 4})
+        assert got == 200 and body["n_best"] == [[{"translation": "A", "score": -1.0}] * 2]

@@ -1,15 +1,20 @@
 """`python -m zoo serve`: translations as JSON over HTTP."""
 
+import argparse
 import logging
 import os
 import sys
 
-from zoo.checks import non_negative_int, positive_float, positive_int
+from zoo.checks import positive_float, positive_int
 from zoo.cli.flags import add_search_flags
-from zoo.cli.loading import load_translator
-from zoo.server import ServerLimits, make_server
+from zoo.cli.loading import is_saved_model, load_translator
+from zoo.errors import UsageError
+from zoo.server import HttpServer, ServerLimits, make_app, make_server
+from zoo.server.http_server import bind
 from zoo.server.limits import BATCH_SIZE_DEFAULT, limit_default, limit_help
 from zoo.workflow.flag_types import library_default
+
+MAX_PORT = 65535
 
 # The limits as flags: (field of ServerLimits, argparse type, the default's text, None: the
 # value itself).
@@ -28,6 +33,33 @@ LIMIT_FLAGS = (
     ("backlog", positive_int, None),
     ("max_connections", positive_int, None),
 )
+
+
+def port_number(text):
+    """--port's type: an integer in [0, 65535] (0: any free port)."""
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a port, an integer from 0 to {MAX_PORT}, got {text!r}"
+        ) from None
+    if not 0 <= port <= MAX_PORT:
+        raise argparse.ArgumentTypeError(
+            f"expected a port, an integer from 0 to {MAX_PORT} (0: any free port), got {port}"
+        )
+    return port
+
+
+def check_default_beam(beam_size, max_beam_size, source):
+    """A UsageError when the beam size of requests that name none (`source` says where it
+    comes from) is above --max-beam-size: those requests would search wider than the
+    server lets any request ask for."""
+    if beam_size is not None and beam_size > max_beam_size:
+        raise UsageError(
+            f"the default beam size, {beam_size} ({source}), is above --max-beam-size "
+            f"{max_beam_size}: requests that name no beam_size use it. Give --beam-size at "
+            f"most {max_beam_size}, or --max-beam-size {beam_size} or more."
+        )
 
 
 def add_serve_command(commands):
@@ -55,9 +87,9 @@ def add_serve_command(commands):
     )
     serve.add_argument(
         "--port",
-        type=non_negative_int,
+        type=port_number,
         default=library_default(make_server, "port"),
-        help="port (default: %(default)s; 0: any)",
+        help=f"port, 0 to {MAX_PORT} (default: %(default)s; 0: any free port)",
     )
     limits = serve.add_argument_group(
         "limits", "what one request may ask, batching, and how long clients may take"
@@ -80,12 +112,27 @@ def run_serve(args, out=None, ready=None):
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
-    limits = {name: getattr(args, name) for name, _, _ in LIMIT_FLAGS}
-    ServerLimits(**limits)  # checked before the model loads
-    translator = load_translator(args)
-    server = make_server(
-        translator, args.host, args.port, model_dir=os.fspath(args.model_dir), **limits
-    )
+    limits = ServerLimits(**{name: getattr(args, name) for name, _, _ in LIMIT_FLAGS})
+    check_default_beam(args.beam_size, limits.max_beam_size, "--beam-size")
+    # Bound before the model loads, so that a busy port or a bad --host is reported at once;
+    # clients are refused until it listens, once the model is loaded.
+    sock = bind(args.host, args.port)
+    try:
+        translator = load_translator(args)
+        from zoo.translator.output_folder import CONFIG_FILE  # loaded with the translator
+
+        check_default_beam(
+            getattr(translator, "beam_size", None),
+            limits.max_beam_size,
+            "fixed at export"
+            if is_saved_model(args.model_dir)
+            else os.path.join(args.model_dir, CONFIG_FILE),
+        )
+        app = make_app(translator, os.fspath(args.model_dir), limits)
+        server = HttpServer(app, args.host, args.port, limits, sock=sock)
+    except BaseException:
+        sock.close()
+        raise
     host, port = server.server_address[:2]
     print(f"Serving {args.model_dir} on http://{host}:{port}/translate (Ctrl-C stops)", file=out)
     out.flush()

@@ -16,7 +16,8 @@ Endpoints:
 - `POST /translate` with a JSON object (`Content-Type: application/json`):
     sentences: list of str (required; empty strings translate to "");
     beam_size: int (optional; the folder's translator.json otherwise);
-    n_best: int, also return the n best translations and scores of each sentence;
+    n_best: int, also return the n best translations and scores of each sentence (at most
+      the beam size);
     alignments: true, also return each translation's word alignment (Pharaoh format);
     attention: true, also return each translation's tokens and attention weights;
     replace_unknown: true, replace <unk> by the attended source word (zoo.unknown_words);
@@ -28,7 +29,8 @@ Endpoints:
   search scores), plus `n_best` (per sentence a list of `{"translation", "score"}`),
   `alignments` and `attention` (per sentence `{"source_tokens", "target_tokens",
   "weights"}`, weights a list of rows, one per target token) when asked. A sampled request
-  answers `translations` only.
+  answers `translations` only. Answers are strict JSON: a score that is not finite (-inf,
+  NaN) is null.
 
 Every error is answered `{"error": message}`: 400 (a bad value, named), 404 (another
 path), 405 (another method), 408 (a body slower than `read_timeout`), 413 (over a size

@@ -6,6 +6,7 @@ import contextlib
 import functools
 import json
 import logging
+import math
 import os
 import uuid
 
@@ -30,10 +31,26 @@ from zoo.server.validation import (
 logger = logging.getLogger("zoo.server")
 
 
+def finite(value):
+    """`value` (JSON-like: dicts, lists, numbers, strings) with every float that is not
+    finite (a score of -inf, a NaN) replaced by None: JSON has no such numbers."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: finite(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [finite(item) for item in value]
+    return value
+
+
 def reply(status, payload, headers=None):
-    """A JSON response (UTF-8, not ASCII-escaped)."""
-    body = json.dumps(payload, ensure_ascii=False).encode("utf-8")
-    return Response(body, status, headers, media_type="application/json")
+    """A JSON response (UTF-8, not ASCII-escaped), strict JSON: a float that is not finite
+    is written null."""
+    try:
+        text = json.dumps(payload, ensure_ascii=False, allow_nan=False)
+    except ValueError:  # rare: rewritten only then, as a response may hold many numbers
+        text = json.dumps(finite(payload), ensure_ascii=False, allow_nan=False)
+    return Response(text.encode("utf-8"), status, headers, media_type="application/json")
 
 
 def error(status, message, close=False, headers=None):
@@ -177,6 +194,13 @@ def make_app(translator, model_dir=None, limits=None):
     """The ASGI application (Starlette) that answers with `translator`; `limits` is a
     `ServerLimits` (its defaults if None). Serve it with uvicorn, or with `make_server`."""
     limits = limits or ServerLimits()
+    default_beam_size = getattr(translator, "beam_size", None) or 1
+    if default_beam_size > limits.max_beam_size:
+        raise ValueError(
+            f"the translator's beam size, {default_beam_size}, is above max_beam_size="
+            f"{limits.max_beam_size}: the requests that name no beam_size would search wider "
+            "than the server lets a request ask for."
+        )
     batch_size = limits.max_batch_size or getattr(translator, "batch_size", None) or 64
     batcher = Batcher(
         functools.partial(run_batch, translator),
@@ -207,5 +231,5 @@ def make_app(translator, model_dir=None, limits=None):
     app.state.model_dir = None if model_dir is None else os.fspath(model_dir)
     app.state.limits = limits
     app.state.batcher = batcher
-    app.state.default_beam_size = getattr(translator, "beam_size", None) or 1
+    app.state.default_beam_size = default_beam_size
     return app

@@ -1,6 +1,7 @@
 """`HttpServer`: the application served by uvicorn on a socket bound at once, with the
 connection limits (backlog, timeouts, open connections) of `ServerLimits`."""
 
+import errno
 import socket
 import threading
 
@@ -35,37 +36,66 @@ def _protocol(head_timeout):
     return HeadTimeoutProtocol
 
 
-def bind(host, port, backlog):
-    """A listening TCP socket on (host, port) (port 0: any free port).
+def bind(host, port, backlog=None):
+    """A TCP socket bound to (host, port) (port 0: any free port), listening with `backlog`
+    connections waiting at most; with `backlog=None` not yet listening (`listen` starts it):
+    a port another program listens on is refused now, while a client that connects is
+    refused until then.
 
     Made with its protocol named (IPPROTO_TCP), as asyncio needs it to turn Nagle's
     algorithm off on the connections it accepts (`TCP_NODELAY`): without it, an answer
     written in two parts (head, then body) waits for the client's delayed ACK, some 40 ms
-    a request."""
-    family, kind, proto = socket.getaddrinfo(
-        host, port, type=socket.SOCK_STREAM, proto=socket.IPPROTO_TCP
-    )[0][:3]
-    sock = socket.socket(family, kind, proto)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    a request. An address that cannot be used is an OSError "cannot listen on HOST:PORT:
+    reason"."""
     try:
+        family, kind, proto = socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM, proto=socket.IPPROTO_TCP
+        )[0][:3]
+        sock = socket.socket(family, kind, proto)
+    except (OSError, OverflowError, UnicodeError) as error:  # gaierror is an OSError
+        raise cannot_listen(host, port, error) from error
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((host, port))
-        sock.listen(backlog)
-    except OSError:
+    except (OSError, OverflowError) as error:
         sock.close()
-        raise
+        raise cannot_listen(host, port, error) from error
+    return sock if backlog is None else listen(sock, backlog)
+
+
+def listen(sock, backlog):
+    """Starts `sock` (from `bind`) listening, with `backlog` connections waiting at most."""
+    try:
+        sock.listen(backlog)
+    except OSError as error:
+        host, port = sock.getsockname()[:2]
+        sock.close()
+        raise cannot_listen(host, port, error) from error
     return sock
+
+
+def cannot_listen(host, port, error):
+    """The OSError that says why (host, port) cannot be listened on, from the `error` of
+    the system (its reason, without its errno)."""
+    reason = (getattr(error, "strerror", None) or str(error)).rstrip(".")
+    if getattr(error, "errno", None) == errno.EADDRINUSE:
+        reason += " (another program listens there; port 0 picks a free port)"
+    shown = f"[{host}]" if ":" in str(host) else host
+    return OSError(f"cannot listen on {shown}:{port}: {reason}.")
 
 
 class HttpServer:
     """An ASGI `app` served on (host, port) with `limits` (a `ServerLimits`).
 
-    The socket is bound when the object is made (`server_address` holds the port, also
-    with port 0); `serve_forever()` serves in the calling thread until `shutdown()` is
-    called from another thread (or, in the main thread, until SIGINT or SIGTERM)."""
+    The socket listens when the object is made (`server_address` holds the port, also
+    with port 0): `sock`, a socket from `bind(host, port)` (bound before, e.g. to report a
+    busy port before a model loads), or a socket bound here. `serve_forever()` serves in
+    the calling thread until `shutdown()` is called from another thread (or, in the main
+    thread, until SIGINT or SIGTERM)."""
 
-    def __init__(self, app, host, port, limits):
+    def __init__(self, app, host, port, limits, sock=None):
         self.app = app
-        self.socket = bind(host, port, limits.backlog)
+        self.socket = listen(bind(host, port) if sock is None else sock, limits.backlog)
         self.server_address = self.socket.getsockname()[:2]
         config = uvicorn.Config(
             app,

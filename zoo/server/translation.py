@@ -75,10 +75,16 @@ def has_attention(translator):
 
 
 def _n_best(translator, sentences, n, beam_size, search=None):
-    if beam_size is None:  # a SavedModel has no beam_size argument
-        lists = translator.translate_n_best(sentences, n, **(search or {}))
-    else:
-        lists = translator.translate_n_best(sentences, n, beam_size=beam_size, **(search or {}))
+    keywords = dict(search or {})
+    if beam_size is not None:
+        if "beam_size" in inspect.signature(translator.translate_n_best).parameters:
+            keywords["beam_size"] = beam_size
+        elif beam_size != translator.beam_size:  # a SavedModel: its n-best beam is fixed
+            raise RequestError(
+                f'"n_best" comes from the beam size fixed at export, {translator.beam_size}, '
+                f'in this server\'s SavedModel; received "beam_size": {beam_size}.'
+            )
+    lists = translator.translate_n_best(sentences, n, **keywords)
     return [
         [{"translation": text, "score": score} for text, score in entries if score != _NEG_INF]
         for entries in lists

@@ -54,25 +54,53 @@ def check_content_type(value):
         )
 
 
+MAX_DIGITS = 100
+"""The most digits of an integer in a body: far above any value a field takes (a seed has
+at most 19), far below Python's own limit on converting digits (4300)."""
+INT32_MAX = 2**31 - 1
+"""The largest integer a field takes where no limit of the server bounds it (the search's
+integers are 32-bit)."""
+
+
 def _reject_constant(name):
     raise ValueError(f"{name} is not a JSON number")
+
+
+def _shown_number(text):
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _finite_float(text):
     value = float(text)
     if not math.isfinite(value):
-        raise ValueError(f"{text} is too large for a number")
+        raise RequestError(
+            f"number too large: the body holds {_shown_number(text)}, beyond a 64-bit float."
+        )
     return value
+
+
+def _bounded_int(text):
+    digits = len(text.lstrip("-"))
+    if digits > MAX_DIGITS:
+        raise RequestError(
+            f"number too large: the body holds an integer of {digits} digits; at most {MAX_DIGITS}."
+        )
+    return int(text)
 
 
 def parse_json(body):
     """The JSON object of `body` (bytes), or a 400 RequestError."""
     try:
         request = json.loads(
-            body.decode("utf-8"), parse_constant=_reject_constant, parse_float=_finite_float
+            body.decode("utf-8"),
+            parse_constant=_reject_constant,
+            parse_float=_finite_float,
+            parse_int=_bounded_int,
         )
     except RecursionError:
         raise RequestError("the body nests JSON arrays or objects too deeply.") from None
+    except RequestError:
+        raise
     except (UnicodeDecodeError, ValueError) as error:  # JSONDecodeError is a ValueError
         raise RequestError(f"the body must be a JSON object in UTF-8: {error}") from None
     if not isinstance(request, dict):
@@ -80,15 +108,15 @@ def parse_json(body):
     return request
 
 
-def _integer(name, value, minimum, maximum=None, limit=None):
+def _integer(name, value, minimum, maximum=INT32_MAX, limit=" (a 32-bit integer)"):
+    """`value`, an integer in [minimum, maximum], or a RequestError naming `name` and, past
+    the maximum, `limit` (what sets it)."""
     if isinstance(value, bool) or not isinstance(value, int):
         raise RequestError(f'"{name}" must be an integer, received {describe(value)}.')
     if value < minimum:
         raise RequestError(f'"{name}" must be at least {minimum}, received {value}.')
-    if maximum is not None and value > maximum:
-        raise RequestError(
-            f'"{name}" must be at most {maximum} on this server ({limit}), received {value}.'
-        )
+    if value > maximum:
+        raise RequestError(f'"{name}" must be at most {maximum}{limit}, received {value}.')
     return value
 
 
@@ -215,17 +243,24 @@ def _sample(value):
             f'unknown field(s) {unknown} in "sample"; expected some of {list(SAMPLE_FIELDS)}.'
         )
     checked = {}
-    for name in ("temperature", "top_p"):  # numbers; their ranges are the library's to check
+    # Numbers in their ranges (null: the library's default); the library's finer checks
+    # (a temperature too small to draw with) answer with its own message.
+    for name, expected, valid in (
+        ("temperature", "a number above 0", lambda number: number > 0),
+        ("top_p", "a number in (0, 1]", lambda number: 0 < number <= 1),
+    ):
         number = value.get(name)
         if number is None:
             continue
-        if isinstance(number, bool) or not isinstance(number, (int, float)):
-            raise RequestError(f'"sample.{name}" must be a number, received {describe(number)}.')
+        if isinstance(number, bool) or not isinstance(number, (int, float)) or not valid(number):
+            raise RequestError(
+                f'"sample.{name}" must be {expected} or null, received {describe(number)}.'
+            )
         checked[name] = float(number)
     if value.get("top_k") is not None:
         checked["top_k"] = _integer("sample.top_k", value["top_k"], 1)
     if value.get("seed") is not None:
-        checked["seed"] = _integer("sample.seed", value["seed"], 0, 2**63 - 1, "a 64-bit seed")
+        checked["seed"] = _integer("sample.seed", value["seed"], 0, 2**63 - 1, " (a 64-bit seed)")
     return checked
 
 
@@ -241,7 +276,9 @@ def check_request(request, limits, default_beam_size=1):
     options = {"sentences": _sentences(request["sentences"], limits)}
     beam_size = request.get("beam_size")
     if beam_size is not None:
-        beam_size = _integer("beam_size", beam_size, 1, limits.max_beam_size, "max_beam_size")
+        beam_size = _integer(
+            "beam_size", beam_size, 1, limits.max_beam_size, " on this server (max_beam_size)"
+        )
     options["beam_size"] = beam_size
     n_best = request.get("n_best")
     options["n_best"] = None if n_best is None else _integer("n_best", n_best, 1)
@@ -275,6 +312,19 @@ def check_request(request, limits, default_beam_size=1):
             f"= {hypotheses} hypotheses; this server "
             f"takes at most {limits.max_beam_sentences} (max_beam_sentences).",
             status=413,
+        )
+    searched = 1 if options["sample"] is not None else beam_size or default_beam_size or 1
+    n_best = options["n_best"]
+    if n_best is not None and n_best > searched:
+        given = "the request's beam_size" if beam_size else "this server's default"
+        hint = (
+            f'ask for a "beam_size" of at least {n_best} too'
+            if n_best <= limits.max_beam_size
+            else f'"beam_size" is at most {limits.max_beam_size} on this server (max_beam_size)'
+        )
+        raise RequestError(
+            f'"n_best" must be at most the beam size, {searched} ({given}), received '
+            f"{n_best}; {hint}."
         )
     return options
 
