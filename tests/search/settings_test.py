@@ -124,6 +124,8 @@ def test_settings_are_normalised_hashable_and_positional_in_the_old_order(model)
         (dict(ban_unknown="yes"), "ban_unknown must be True or False; received 'yes'"),
         (dict(no_repeat_ngram_size=-2), "no_repeat_ngram_size must be an int >= 0"),
         (dict(no_repeat_ngram_size=True), "no_repeat_ngram_size"),
+        (dict(min_length=2**31), "min_length must be in \\[0, 2\\*\\*31 - 1\\]"),
+        (dict(no_repeat_ngram_size=2**31), "no_repeat_ngram_size must be in \\[0, 2"),
     ],
 )
 def test_search_and_search_function_refuse_the_same_bad_settings(model, settings, message):
@@ -143,6 +145,9 @@ def test_the_length_limits_themselves_are_accepted():
     )
     assert settings.max_length_ratio == MAX_LENGTH_RATIO_LIMIT
     assert settings.max_length_offset == MAX_LENGTH_OFFSET_LIMIT
+    assert SearchSettings(min_length=2**31 - 1, no_repeat_ngram_size=2**31 - 1).min_length == (
+        2**31 - 1
+    )
 
 
 def test_the_decoding_controls_are_off_by_default():

@@ -25,6 +25,18 @@ MAX_LENGTH_RATIO_LIMIT = 16.0
 MAX_LENGTH_OFFSET_LIMIT = 1024
 
 
+INT32_MAX = 2**31 - 1  # the search counts steps and n-gram sizes in int32
+
+
+def _check_int32(name, value):
+    """`value` (checked >= 0 already) when int32 holds it; else a ValueError."""
+    if value > INT32_MAX:
+        raise ValueError(
+            f"{name} must be in [0, 2**31 - 1] (the search counts in int32); received {value!r}."
+        )
+    return value
+
+
 def _check_at_most(name, value, limit):
     """`value` (checked >= 0 already) when at most `limit`; else a ValueError naming the range."""
     if value > limit:
@@ -133,10 +145,13 @@ class SearchSettings:
             "coverage_penalty": check_non_negative_float(
                 None, "coverage_penalty", self.coverage_penalty
             ),
-            "min_length": check_int(None, "min_length", self.min_length, minimum=0),
+            "min_length": _check_int32(
+                "min_length", check_int(None, "min_length", self.min_length, minimum=0)
+            ),
             "ban_unknown": _check_bool("ban_unknown", self.ban_unknown),
-            "no_repeat_ngram_size": check_int(
-                None, "no_repeat_ngram_size", self.no_repeat_ngram_size, minimum=0
+            "no_repeat_ngram_size": _check_int32(
+                "no_repeat_ngram_size",
+                check_int(None, "no_repeat_ngram_size", self.no_repeat_ngram_size, minimum=0),
             ),
         }
         for name, value in checked.items():
