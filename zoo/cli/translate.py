@@ -208,15 +208,11 @@ def _saved_model_n_best_usage(args):
     """`n_best_usage` for a SavedModel: its n-best lists come from the endpoint exported
     with n best of the export's beam, as zoo_export.json records (none: left to the
     SavedModelTranslator)."""
-    import json
+    from zoo.export import read_export_metadata
 
-    from zoo.export import METADATA_FILE
-
-    path = os.path.join(args.model_dir, METADATA_FILE)
-    if not os.path.isfile(path):
+    metadata = read_export_metadata(args.model_dir)
+    if not metadata:
         return
-    with open(path, encoding="utf-8") as f:
-        metadata = json.load(f)
     exported, beam_size = metadata.get("n_best"), metadata.get("beam_size")
     if not exported:
         raise UsageError(

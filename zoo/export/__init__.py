@@ -9,6 +9,7 @@ from zoo.export.saved_model import (
     OUTPUT_KEYS,
     export_translator,
     load_exported,
+    read_export_metadata,
 )
 from zoo.export.saved_model_translator import SavedModelTranslator
 
@@ -21,4 +22,5 @@ __all__ = [
     "export_litert",
     "export_translator",
     "load_exported",
+    "read_export_metadata",
 ]

@@ -43,6 +43,7 @@ The search settings are written beside it in `zoo_export.json` (a plain file tha
 SavedModel loader ignores).
 """
 
+import json
 import os
 
 import tensorflow as tf
@@ -186,6 +187,16 @@ def _add_sample_endpoint(archive, translator, sampling, chunked):
         endpoint,
         input_signature=[*INPUT_SIGNATURE, tf.TensorSpec([], tf.int64, name="seed")],
     )
+
+
+def read_export_metadata(path):
+    """The SavedModel folder `path`'s METADATA_FILE (what it was exported with: beam size,
+    n-best, ...) as a dict; {} where the folder has none."""
+    metadata_path = os.path.join(os.fspath(path), METADATA_FILE)
+    if not os.path.isfile(metadata_path):
+        return {}
+    with open(metadata_path, encoding="utf-8") as f:
+        return json.load(f)
 
 
 def load_exported(path):

@@ -1,12 +1,11 @@
 """`SavedModelTranslator`: the `Translator` interface over an exported SavedModel."""
 
-import json
 import os
 
 import tensorflow as tf
 
 from zoo.checks import check_int
-from zoo.export.saved_model import METADATA_FILE, load_exported
+from zoo.export.saved_model import load_exported, read_export_metadata
 from zoo.search.defaults import BATCH_SIZE
 from zoo.translation import as_text, check_sentences, run_in_batches, to_translation
 
@@ -35,11 +34,7 @@ class SavedModelTranslator:
             raise ValueError(f"{path} is not a SavedModel folder (no saved_model.pb).")
         self.path = path
         self.batch_size = check_int(None, "batch_size", batch_size)
-        self.metadata = {}
-        metadata_path = os.path.join(path, METADATA_FILE)
-        if os.path.isfile(metadata_path):
-            with open(metadata_path, encoding="utf-8") as f:
-                self.metadata = json.load(f)
+        self.metadata = read_export_metadata(path)
         self.loaded = load_exported(path)
         self.beam_size = self.metadata.get("beam_size")
 
