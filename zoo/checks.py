@@ -51,9 +51,10 @@ def check_rate(owner, name, value):
     return float(value)
 
 
-def argparse_number(convert, minimum, strict, what):
-    """An argparse `type`: `convert(text)`, finite and > (strict) or >= `minimum`; a bad
-    value is a usage error naming what was expected and what was received."""
+def argparse_number(convert, minimum, strict, what, maximum=None):
+    """An argparse `type`: `convert(text)`, finite and > (strict) or >= `minimum`, and at
+    most `maximum` (None: no bound); a bad value is a usage error naming what was expected
+    and what was received."""
     import argparse
     import math
 
@@ -62,7 +63,13 @@ def argparse_number(convert, minimum, strict, what):
             value = convert(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
-        if not math.isfinite(value) or value < minimum or (strict and value == minimum):
+        too_large = maximum is not None and value > maximum
+        if (
+            not math.isfinite(value)
+            or value < minimum
+            or (strict and value == minimum)
+            or too_large
+        ):
             raise argparse.ArgumentTypeError(f"expected {what}, got {value}")
         return value
 
@@ -74,14 +81,5 @@ non_negative_int = argparse_number(int, 0, False, "an integer >= 0")
 positive_float = argparse_number(float, 0.0, True, "a positive number")
 non_negative_float = argparse_number(float, 0.0, False, "a number >= 0")
 SEED_LIMIT = 2**32  # seeds below it: NumPy's range, which the random generators share
-_seed_or_more = argparse_number(int, 0, False, "an integer in [0, 2**32)")
-
-
-def seed_int(text):
-    """An argparse `type`: a random seed, an integer in [0, 2**32)."""
-    import argparse
-
-    value = _seed_or_more(text)
-    if value >= SEED_LIMIT:
-        raise argparse.ArgumentTypeError(f"expected an integer in [0, 2**32), got {value}")
-    return value
+# A random seed, an integer in [0, 2**32).
+seed_int = argparse_number(int, 0, False, "an integer in [0, 2**32)", maximum=SEED_LIMIT - 1)

@@ -1,11 +1,10 @@
 """`python -m zoo serve`: translations as JSON over HTTP."""
 
-import argparse
 import logging
 import os
 import sys
 
-from zoo.checks import positive_float, positive_int
+from zoo.checks import argparse_number, positive_float, positive_int
 from zoo.cli.flags import add_search_flags
 from zoo.cli.loading import is_saved_model, load_translator
 from zoo.errors import UsageError
@@ -35,19 +34,10 @@ LIMIT_FLAGS = (
 )
 
 
-def port_number(text):
-    """--port's type: an integer in [0, 65535] (0: any free port)."""
-    try:
-        port = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected a port, an integer from 0 to {MAX_PORT}, got {text!r}"
-        ) from None
-    if not 0 <= port <= MAX_PORT:
-        raise argparse.ArgumentTypeError(
-            f"expected a port, an integer from 0 to {MAX_PORT} (0: any free port), got {port}"
-        )
-    return port
+# --port's type: an integer in [0, 65535] (0: any free port).
+port_number = argparse_number(
+    int, 0, False, f"a port, an integer from 0 to {MAX_PORT} (0: any free port)", maximum=MAX_PORT
+)
 
 
 def check_default_beam(beam_size, max_beam_size, source):
