@@ -135,7 +135,7 @@ def apply_model_flags(model, args):
     embeddings too (three-way)."""
     tie = getattr(args, "tie_embeddings", None)
     if tie is None:  # the preset's choice, which the recipe built the decoder with
-        tie = bool(model.get_layer("decoder").get_config().get("tie_embeddings", False))
+        tie = bool(getattr(model.get_layer("decoder"), "tie_embeddings", False))
     if tie:
         three_way = bool(getattr(args, "shared_vocabulary", False))
         return with_tied_embeddings(model, three_way=three_way)
