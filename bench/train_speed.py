@@ -162,6 +162,17 @@ def _lstm(inp, units):
     return 2 * 4 * (inp + units) * units
 
 
+def _output_terms(terms, matrix, width, m, v_tgt, tied):
+    """The output layer's terms: the `width`-wide readout times `matrix`, or tied to the
+    embeddings E (m wide) through a projection W_p where the widths differ."""
+    if not tied:
+        terms[f"softmax layer {matrix} ({v_tgt}-way)"] = ("tgt", 2 * width * v_tgt)
+        return
+    if width != m:
+        terms[f"output projection W_p ({width} to {m})"] = ("tgt", 2 * width * m)
+    terms[f"softmax layer E^T ({v_tgt}-way, tied)"] = ("tgt", 2 * m * v_tgt)
+
+
 def flop_terms(name, size, vocab, overrides=None):
     """Forward matmul FLOPs of preset `name` with build `overrides` (common.parse_preset):
     dict of named terms, each with its unit ("src" per source token, "tgt" per target
@@ -188,14 +199,14 @@ def flop_terms(name, size, vocab, overrides=None):
         terms["context sum_j a_ij h_j"] = ("pair", 2 * dm)
         terms["decoder GRU [E y; c]"] = ("tgt", _gru(m + dm, n))
         terms["readout U_o s + V_o E y + C_o c"] = ("tgt", 2 * (n + m + dm) * l2)
-        terms[f"softmax layer W_o ({v_tgt}-way)"] = ("tgt", 2 * (l2 // 2) * v_tgt)
+        _output_terms(terms, "W_o", l2 // 2, m, v_tgt, a["tie_embeddings"])
     elif name == "bahdanau_rnnencdec":
         m, ne, n, l2 = a["embedding_dim"], a["encoder_units"], a["units"], 2 * a["maxout_units"]
         terms["encoder GRU"] = ("src", _gru(m, ne))
         terms["c = tanh(V h), s_0 = tanh(V' c)"] = ("sent", 2 * (ne * n + n * n))
         terms["decoder GRU [E y; c]"] = ("tgt", _gru(m + n, n))
         terms["readout U_o s + V_o E y + C_o c"] = ("tgt", 2 * (n + m + n) * l2)
-        terms[f"softmax layer W_o ({v_tgt}-way)"] = ("tgt", 2 * (l2 // 2) * v_tgt)
+        _output_terms(terms, "W_o", l2 // 2, m, v_tgt, a["tie_embeddings"])
     else:  # luong_*
         m, n, layers = a["embedding_dim"], a["units"], a["num_layers"]
         attention, score = a["attention"], a["score"]
@@ -231,7 +242,7 @@ def flop_terms(name, size, vocab, overrides=None):
                 terms["position v_p . tanh(W_p h_t)"] = ("tgt", 2 * n * n + 2 * n)
             terms["context sum_s a_s h_s"] = ("pair", 2 * n)
             terms["h~ = tanh(W_c [c; h])"] = ("tgt", 2 * 2 * n * n)
-        terms[f"softmax layer W_s ({v_tgt}-way)"] = ("tgt", 2 * n * v_tgt)
+        _output_terms(terms, "W_s", n, m, v_tgt, a["tie_embeddings"])
     return terms, a
 
 
