@@ -40,7 +40,10 @@ for significance: paired bootstrap resampling of the rows' test BLEU with beam s
 difference as beyond chance. It reads each row's beam translations,
 OUT/<row>/translations.<test split>.beam.txt, which the row's run writes and git does not
 keep; where they are missing (or are not the recorded run's: their BLEU differs from the
-recorded one), the table says so and how to produce them.
+recorded one), the table says so and how to produce them. Each verdict is recorded in git
+too, in bench/paper_table/<N>_epochs/significance.json with both rows' recorded BLEU, and
+reused while both rows stay the recorded runs: a table rewritten on another machine, without
+the translations, keeps it, and a retrained row's comparisons are run again.
 """
 
 import argparse
@@ -68,6 +71,11 @@ EPOCHS = 12  # the table's epochs by default, and the table that --readme writes
 
 def recorded_path(label, epochs):
     return RECORDED_DIR / f"{epochs}_epochs" / f"{label}.json"
+
+
+def significance_path(epochs):
+    """The recorded significance verdicts of the rows recorded for `epochs` epochs."""
+    return RECORDED_DIR / f"{epochs}_epochs" / "significance.json"
 
 
 # label -> (recipe, extra flags, the paper's row it reproduces)
@@ -276,6 +284,7 @@ PAIRS = (
     ),
 )
 TRANSLATIONS = "translations.{split}.beam.txt"  # a row's beam translations, in OUT/<row>/
+SAME_RUN_BLEU = 0.005  # translations or a verdict are the recorded run's within this BLEU
 
 
 def translations_path(out, label, metrics):
@@ -314,15 +323,62 @@ def _translations(label, metrics, out, cache):
     references = _references(metrics, cache)
     if len(lines) != len(references):
         return None
-    if abs(corpus_scores(lines, references)["bleu"] - metrics["bleu"]) > 0.005:
+    if abs(corpus_scores(lines, references)["bleu"] - metrics["bleu"]) > SAME_RUN_BLEU:
         return None
     return lines, references
 
 
-def significance(results, out):
-    """Markdown: whether each difference of PAIRS between recorded rows is significant (paired
-    bootstrap resampling of test BLEU, beam), or what it needs where translations are missing."""
+def _verdict(baseline, row, results, found):
+    """The paired bootstrap verdict on test BLEU (beam) of `row` against `baseline`, with both
+    rows' recorded BLEU, which tell later whether they are still the rows tested."""
     from zoo.evaluation.significance import DEFAULT_SAMPLES, DEFAULT_SEED, compare_systems
+
+    (baseline_lines, references), (row_lines, _) = found[baseline], found[row]
+    systems = {baseline: baseline_lines, row: row_lines}
+    result = compare_systems(references, systems, metrics=("bleu",))
+    first, second = (s["bleu"] for s in result["systems"])
+    return {
+        "baseline": baseline,
+        "row": row,
+        "recorded_bleu": [results[baseline]["bleu"], results[row]["bleu"]],
+        "bleu": [first["score"], second["score"]],
+        "p_value": second["p_value"],
+        "significant": second["significant"],
+        "samples": DEFAULT_SAMPLES["bs"],
+        "seed": DEFAULT_SEED,
+    }
+
+
+def _saved_verdicts(path, results):
+    """The verdicts recorded in `path` (None: none) that still hold: both rows are the
+    recorded runs (the same recorded BLEU) and the test's settings are the same."""
+    from zoo.evaluation.significance import DEFAULT_SAMPLES, DEFAULT_SEED
+
+    if path is None or not pathlib.Path(path).is_file():
+        return {}
+    saved = {}
+    for v in json.loads(pathlib.Path(path).read_text()):
+        rows = (v["baseline"], v["row"])
+        if (
+            all(label in results for label in rows)
+            and all(
+                abs(results[label]["bleu"] - bleu) <= SAME_RUN_BLEU
+                for label, bleu in zip(rows, v["recorded_bleu"], strict=True)
+            )
+            and (v["samples"], v["seed"]) == (DEFAULT_SAMPLES["bs"], DEFAULT_SEED)
+        ):
+            saved[rows] = v
+    return saved
+
+
+def significance(results, out, record=None):
+    """Markdown: whether each difference of PAIRS between recorded rows is significant (paired
+    bootstrap resampling of test BLEU, beam), or what it needs where translations are missing.
+
+    `record` (a path, or None for none): a JSON file of verdicts, read for the pairs whose
+    translations are missing (a verdict holds while both rows' recorded BLEU is the one it was
+    computed with) and rewritten with every verdict the table shows."""
+    from zoo.evaluation.significance import DEFAULT_SAMPLES, DEFAULT_SEED
 
     pairs = [p for p in PAIRS if p[0] in results and p[1] in results]
     if not pairs:
@@ -330,6 +386,16 @@ def significance(results, out):
     cache, found = {}, {}
     for label in dict.fromkeys(label for pair in pairs for label in pair[:2]):
         found[label] = _translations(label, results[label], out, cache)
+    saved = _saved_verdicts(record, results)
+    verdicts = {}
+    for baseline, row, _ in pairs:
+        if found[baseline] and found[row]:
+            verdicts[baseline, row] = _verdict(baseline, row, results, found)
+        elif (baseline, row) in saved:
+            verdicts[baseline, row] = saved[baseline, row]
+    if record is not None:
+        text = json.dumps(list(verdicts.values()), indent=2) + "\n"
+        pathlib.Path(record).write_text(text)
     head = (
         "Significance of the differences the papers' findings rest on: paired bootstrap "
         f"resampling of test BLEU (beam), {DEFAULT_SAMPLES['bs']} resamples, seed "
@@ -338,23 +404,26 @@ def significance(results, out):
         "row)."
     )
     lines = [head, ""]
-    tested = [p for p in pairs if found[p[0]] and found[p[1]]]
+    tested = [p for p in pairs if (p[0], p[1]) in verdicts]
     if tested:
         lines += [
             "| the papers compare | baseline row | row | BLEU | difference | p | significant |",
             "|---|---|---|---|---:|---:|---|",
         ]
     for baseline, row, what in tested:
-        (baseline_lines, references), (row_lines, _) = found[baseline], found[row]
-        systems = {baseline: baseline_lines, row: row_lines}
-        result = compare_systems(references, systems, metrics=("bleu",))
-        first, second = (s["bleu"] for s in result["systems"])
+        v = verdicts[baseline, row]
+        first, second = v["bleu"]
         lines.append(
-            f"| {what} | {baseline} | {row} | {first['score']:.2f} → {second['score']:.2f} | "
-            f"{second['score'] - first['score']:+.2f} | {second['p_value']:.4f} | "
-            f"{'yes' if second['significant'] else 'no'} |"
+            f"| {what} | {baseline} | {row} | {first:.2f} → {second:.2f} | "
+            f"{second - first:+.2f} | {v['p_value']:.4f} | "
+            f"{'yes' if v['significant'] else 'no'} |"
         )
-    missing = [label for label, value in found.items() if value is None]
+    untested = [p for p in pairs if (p[0], p[1]) not in verdicts]
+    missing = [
+        label
+        for label in dict.fromkeys(label for p in untested for label in p[:2])
+        if found[label] is None
+    ]
     if missing:
         split = results[missing[0]]["test_split"]
         folder = f"{_shown(out)}/ROW"
@@ -362,7 +431,7 @@ def significance(results, out):
         out_flag = "" if out == DEFAULT_OUT.resolve() else f" --out {_shown(out)}"
         lines += [
             "" if tested else None,
-            f"Not tested ({len(pairs) - len(tested)} of {len(pairs)} comparisons): the test "
+            f"Not tested ({len(untested)} of {len(pairs)} comparisons): the test "
             f"reads each row's beam translations of {split}, `{path}`, which the row's run "
             "writes and git does not keep; they are missing (or are another run's) for "
             f"{', '.join(missing)}. To produce them, run the row's command (`python "
@@ -467,7 +536,7 @@ def main(argv=None):
     # run of some rows adds them to those recorded earlier.
     results = {label: m for label in ROWS if (m := recorded(label, args.epochs)) is not None}
     if results:
-        notes = significance(results, out)
+        notes = significance(results, out, significance_path(args.epochs))
         write_outputs(results, out, notes)
         if args.readme:
             update_readme(args.readme, results, out, notes)

@@ -137,12 +137,10 @@ def test_bad_input_is_named(change, message):
         compare_systems(**arguments)
 
 
-def test_the_paper_table_tests_the_pairs_whose_translations_it_finds(
-    data_dir, tmp_path, monkeypatch
-):
-    """bench/paper_table.py: a pair of rows whose run folders hold the recorded runs' beam
-    translations gets compare_systems' verdict; a row without them (or with another run's)
-    is named, with how to produce them."""
+def _paper_table_rows(tmp_path, monkeypatch, limit=80):
+    """bench/paper_table.py, and three recorded rows scored on the first `limit` test
+    sentences, each with made-up beam translations in its run folder under `tmp_path`
+    (luong_global_general's file holds another run's: its recorded BLEU is off by 1)."""
     import json
     import random
     from pathlib import Path
@@ -152,7 +150,6 @@ def test_the_paper_table_tests_the_pairs_whose_translations_it_finds(
     monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[2] / "bench"))
     import paper_table
 
-    limit = 80
     references = load_corpus("multi30k", "de", "en", "test2016").target[:limit]
     rng = random.Random(0)
     rows = {
@@ -170,17 +167,32 @@ def test_the_paper_table_tests_the_pairs_whose_translations_it_finds(
         metrics["args"]["eval_limit"] = limit
         metrics["bleu"] = corpus_scores(lines, references)["bleu"]
         results[label], translations[label] = metrics, lines
-    results["luong_global_general"]["bleu"] += 1.0  # its file holds another run's translations
+    results["luong_global_general"]["bleu"] += 1.0
+    return paper_table, results, translations, references
 
-    text = paper_table.significance(results, tmp_path)
+
+def _feed_verdict(references, translations):
+    """The table line of the input-feeding pair, from compare_systems itself."""
     baseline, row = "luong_local_p_general", "luong_local_p_general_feed"
     systems = {baseline: translations[baseline], row: translations[row]}
     expected = compare_systems(references, systems, metrics=("bleu",))["systems"]
     first, second = expected[0]["bleu"], expected[1]["bleu"]
-    assert (
+    assert second["significant"]
+    return (
         f"| {baseline} | {row} | {first['score']:.2f} → {second['score']:.2f} | "
         f"{second['score'] - first['score']:+.2f} | {second['p_value']:.4f} | yes |"
-    ) in text
+    )
+
+
+def test_the_paper_table_tests_the_pairs_whose_translations_it_finds(
+    data_dir, tmp_path, monkeypatch
+):
+    """bench/paper_table.py: a pair of rows whose run folders hold the recorded runs' beam
+    translations gets compare_systems' verdict; a row without them (or with another run's)
+    is named, with how to produce them."""
+    paper_table, results, translations, references = _paper_table_rows(tmp_path, monkeypatch)
+    text = paper_table.significance(results, tmp_path)
+    assert _feed_verdict(references, translations) in text
     assert "Not tested (1 of 2 comparisons)" in text
     assert "(or are another run's) for luong_global_general." in text
     assert f"--hypotheses {tmp_path}/ROW/translations.test2016.beam.txt`" in text
@@ -188,3 +200,30 @@ def test_the_paper_table_tests_the_pairs_whose_translations_it_finds(
     assert paper_table.table(results, text).endswith("\n\n" + text)
     nothing = paper_table.significance(results, tmp_path / "elsewhere")
     assert "Not tested (2 of 2 comparisons)" in nothing and "| yes |" not in nothing
+
+
+def test_the_paper_table_keeps_recorded_verdicts_while_their_rows_stay_the_same(
+    data_dir, tmp_path, monkeypatch
+):
+    """A verdict recorded with the translations stands in for them once they are gone, and
+    falls when one of its rows is another run (its recorded BLEU changed)."""
+    import json
+
+    paper_table, results, translations, references = _paper_table_rows(tmp_path, monkeypatch)
+    record = tmp_path / "significance.json"
+    line = _feed_verdict(references, translations)
+    assert line in paper_table.significance(results, tmp_path, record)
+    assert [(v["baseline"], v["row"]) for v in json.loads(record.read_text())] == [
+        ("luong_local_p_general", "luong_local_p_general_feed")
+    ]
+
+    elsewhere = tmp_path / "elsewhere"  # no translations: the recorded verdict stands
+    again = paper_table.significance(results, elsewhere, record)
+    assert line in again and "Not tested (1 of 2 comparisons)" in again
+    assert "for luong_global_general, luong_local_p_general." in again
+    assert len(json.loads(record.read_text())) == 1
+
+    results["luong_local_p_general_feed"]["bleu"] += 0.01  # the row was trained again
+    retrained = paper_table.significance(results, elsewhere, record)
+    assert "| yes |" not in retrained and "Not tested (2 of 2 comparisons)" in retrained
+    assert json.loads(record.read_text()) == []
