@@ -146,12 +146,15 @@ PRESET_SUFFIXES = {
     "nofeed": {"input_feeding": False},
     "feed": {"input_feeding": True},
     "unidirectional": {"bidirectional": False},
+    "tied": {"tie_embeddings": True},
+    "untied": {"tie_embeddings": False},
 }
 
 
 SUFFIX_HELP = (
     "NAME:nofeed / NAME:feed for input feeding off / on, NAME:unidirectional for the paper's "
-    "one-way encoder (suffixes combine, e.g. NAME:feed:unidirectional)"
+    "one-way encoder, NAME:tied / NAME:untied for the output layer tied to the target "
+    "embeddings or not (suffixes combine, e.g. NAME:feed:unidirectional)"
 )
 
 

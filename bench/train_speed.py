@@ -22,7 +22,8 @@ with `zoo.training.keras_loss()`). The same batches, optimizer and clipping on e
 
 A preset spec `NAME:SUFFIX...` changes the preset (bench/common.py, PRESET_SUFFIXES): `:nofeed`
 and `:feed` set input feeding off and on (off: the decoder's whole-sequence path),
-`:unidirectional` gives the paper's one-way encoder. The Luong base presets have read both
+`:unidirectional` gives the paper's one-way encoder, `:tied` and `:untied` the output layer
+tied to the target embeddings or not (`luong_local_p_general` at base ties it). The Luong base presets have read both
 ways in the first encoder layer and run without input feeding since 2026-12-01; the figures
 in bench/RESULTS.md ("Training speed") dated up to 2026-12-01, and the peer ratios they
 record, are those of `:feed:unidirectional` (the plain name then) and
@@ -175,8 +176,9 @@ def _output_terms(terms, matrix, width, m, v_tgt, tied):
 
 def flop_terms(name, size, vocab, overrides=None):
     """Forward matmul FLOPs of preset `name` with build `overrides` (common.parse_preset):
-    dict of named terms, each with its unit ("src" per source token, "tgt" per target
-    token, "pair" per target x attended source position, "sent" per sentence)."""
+    (terms, arguments): a dict of named terms, each with its unit ("src" per source token,
+    "tgt" per target token, "pair" per target x attended source position, "sent" per
+    sentence) and FLOPs, and the preset's arguments with the overrides."""
     import zoo.models
 
     a = {**zoo.models.preset_arguments(name, size), **(overrides or {})}
