@@ -328,9 +328,10 @@ def _translations(label, metrics, out, cache):
     return lines, references
 
 
-def _verdict(baseline, row, results, found):
+def _verdict(baseline, row, found):
     """The paired bootstrap verdict on test BLEU (beam) of `row` against `baseline`, with both
-    rows' recorded BLEU, which tell later whether they are still the rows tested."""
+    rows' BLEU (their recorded BLEU: `_translations` checks it), which tells later whether
+    they are still the rows tested."""
     from zoo.evaluation.significance import DEFAULT_SAMPLES, DEFAULT_SEED, compare_systems
 
     (baseline_lines, references), (row_lines, _) = found[baseline], found[row]
@@ -340,7 +341,6 @@ def _verdict(baseline, row, results, found):
     return {
         "baseline": baseline,
         "row": row,
-        "recorded_bleu": [results[baseline]["bleu"], results[row]["bleu"]],
         "bleu": [first["score"], second["score"]],
         "p_value": second["p_value"],
         "significant": second["significant"],
@@ -363,7 +363,7 @@ def _saved_verdicts(path, results):
             all(label in results for label in rows)
             and all(
                 abs(results[label]["bleu"] - bleu) <= SAME_RUN_BLEU
-                for label, bleu in zip(rows, v["recorded_bleu"], strict=True)
+                for label, bleu in zip(rows, v["bleu"], strict=True)
             )
             and (v["samples"], v["seed"]) == (DEFAULT_SAMPLES["bs"], DEFAULT_SEED)
         ):
@@ -390,7 +390,7 @@ def significance(results, out, record=None):
     verdicts = {}
     for baseline, row, _ in pairs:
         if found[baseline] and found[row]:
-            verdicts[baseline, row] = _verdict(baseline, row, results, found)
+            verdicts[baseline, row] = _verdict(baseline, row, found)
         elif (baseline, row) in saved:
             verdicts[baseline, row] = saved[baseline, row]
     if record is not None:
