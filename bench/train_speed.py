@@ -23,11 +23,12 @@ with `zoo.training.keras_loss()`). The same batches, optimizer and clipping on e
 A preset spec `NAME:SUFFIX...` changes the preset (bench/common.py, PRESET_SUFFIXES): `:nofeed`
 and `:feed` set input feeding off and on (off: the decoder's whole-sequence path),
 `:unidirectional` gives the paper's one-way encoder, `:tied` and `:untied` the output layer
-tied to the target embeddings or not (`luong_local_p_general` at base ties it). The Luong base presets have read both
-ways in the first encoder layer and run without input feeding since 2026-12-01; the figures
-in bench/RESULTS.md ("Training speed") dated up to 2026-12-01, and the peer ratios they
-record, are those of `:feed:unidirectional` (the plain name then) and
-`:nofeed:unidirectional` (":nofeed" then), which the default list keeps.
+tied to the target embeddings or not (`luong_local_p_general` at base ties it). The Luong
+base presets have read both ways in the first encoder layer and run without input feeding
+since 2026-12-01; the figures in bench/RESULTS.md ("Training speed") dated up to
+2026-12-01, and the peer ratios they record, are those of `:feed:unidirectional` (the
+plain name then) and `:nofeed:unidirectional` (":nofeed" then), which the default list
+keeps.
 
 The "x peer" column divides by the peer's figure measured on this machine when the peer is
 set up (`../shared/peers/joeynmt/run.sh setup`): its Bahdanau model from the log of the last

@@ -2,7 +2,8 @@
 
 Every vocabulary in `zoo` reserves the same four ids, so that models, search and
 tokenizers agree. Training writes, and the translator reads, an output folder's model
-under one file name.
+under one file name. The search counts steps, lengths and n-gram sizes in int32, which
+bounds the integers its settings and a server request may take.
 """
 
 PAD_ID = 0  # padding; masks are `ids != PAD_ID`
@@ -17,3 +18,5 @@ UNK_TOKEN = "<unk>"
 RESERVED_TOKENS = (PAD_TOKEN, START_TOKEN, END_TOKEN, UNK_TOKEN)
 
 MODEL_FILE = "model.keras"  # an output folder's model: training writes it, the translator reads it
+
+INT32_MAX = 2**31 - 1  # the largest step, length or n-gram size the search counts (int32)

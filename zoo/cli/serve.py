@@ -11,6 +11,7 @@ from zoo.errors import UsageError
 from zoo.server import HttpServer, ServerLimits, make_app, make_server
 from zoo.server.http_server import bind
 from zoo.server.limits import BATCH_SIZE_DEFAULT, limit_default, limit_help
+from zoo.translator.output_folder import CONFIG_FILE
 from zoo.workflow.flag_types import library_default
 
 MAX_PORT = 65535
@@ -109,8 +110,6 @@ def run_serve(args, out=None, ready=None):
     sock = bind(args.host, args.port)
     try:
         translator = load_translator(args)
-        from zoo.translator.output_folder import CONFIG_FILE  # loaded with the translator
-
         check_default_beam(
             getattr(translator, "beam_size", None),
             limits.max_beam_size,

@@ -19,10 +19,11 @@ Sizes:
 
 Every preset takes `tie_embeddings` (default `TIE_EMBEDDINGS`, off: the papers' separate
 output matrix; on at `base` for `TIED_AT_BASE`, the main job's preset, where it trained the
-better model on Multi30k in two seeds, docs/training.md): True makes the decoder's output layer read the target embedding matrix
-(Press and Wolf 2017), through a projection to the embedding size where the readout is
-larger or smaller (Luong's h~ has `units` features, Bahdanau's maxout output
-`maxout_units`); "three_way" reads the source with it too (equal vocabulary sizes).
+better model on Multi30k in two seeds, docs/training.md): True makes the decoder's output
+layer read the target embedding matrix (Press and Wolf 2017), through a projection to the
+embedding size where the readout is larger or smaller (Luong's h~ has `units` features,
+Bahdanau's maxout output `maxout_units`); "three_way" reads the source with it too (equal
+vocabulary sizes).
 
 `location` attention scores a fixed number of source positions: max_length = 32 (tiny),
 100 (base and paper; Luong et al. trained on sentences of at most 50 words, 100 leaves room

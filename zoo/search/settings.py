@@ -13,6 +13,7 @@ import numpy as np
 from keras import ops
 
 from zoo.checks import check_int, check_non_negative_float
+from zoo.constants import INT32_MAX
 from zoo.search import defaults
 
 MAX_BEAM_SIZE = 1024  # memory grows with it: B * K decoder states and attention rows
@@ -23,9 +24,6 @@ MAX_BEAM_SIZE = 1024  # memory grows with it: B * K decoder states and attention
 # of a word-level source some 7 times).
 MAX_LENGTH_RATIO_LIMIT = 16.0
 MAX_LENGTH_OFFSET_LIMIT = 1024
-
-
-INT32_MAX = 2**31 - 1  # the search counts steps and n-gram sizes in int32
 
 
 def _check_int32(name, value):

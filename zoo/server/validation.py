@@ -5,6 +5,8 @@ received). Nothing here runs the model."""
 import json
 import math
 
+from zoo.constants import INT32_MAX  # where no limit of the server bounds a field
+
 OPTIONS = ("sentences", "beam_size", "n_best", "alignments", "attention", "replace_unknown",
            "sample", "min_length", "ban_unknown", "no_repeat_ngram_size", "prefix",
            "constraints")  # fmt: skip
@@ -57,9 +59,6 @@ def check_content_type(value):
 MAX_DIGITS = 100
 """The most digits of an integer in a body: far above any value a field takes (a seed has
 at most 19), far below Python's own limit on converting digits (4300)."""
-INT32_MAX = 2**31 - 1
-"""The largest integer a field takes where no limit of the server bounds it (the search's
-integers are 32-bit)."""
 
 
 def _reject_constant(name):
