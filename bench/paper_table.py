@@ -4,11 +4,11 @@ Each row runs `python recipes/<recipe>.py --epochs N --max-minutes 0 --out OUT/<
 the row's own flags) in a subprocess, alone, and reads its `metrics.json`. A finished row's
 `metrics.json` is also recorded in git, as `bench/paper_table/<N>_epochs/<row>.json` (a few
 kB), and a row recorded there is reused, so the table can be filled over several runs and
-machines (`--rows` picks the rows to train). The outputs hold every row recorded for
-these epochs: `OUT/table.md` (markdown, one line per row: recipe, parameters, epochs,
-training minutes, best validation and test perplexity, test BLEU greedy and beam, chrF,
-beam BLEU by source length) and `OUT/bleu_by_length.png` (every row's beam BLEU by source
-length: Bahdanau et al. 2014, fig. 2, for all rows).
+machines (`--rows` picks the rows to train; `--retrain` trains recorded ones again). The
+outputs hold every row recorded for these epochs: `OUT/table.md` (markdown, one line per
+row: recipe, parameters, epochs, training minutes, best validation and test perplexity, test
+BLEU greedy and beam, chrF, beam BLEU by source length) and `OUT/bleu_by_length.png` (every
+row's beam BLEU by source length: Bahdanau et al. 2014, fig. 2, for all rows).
 
 The epoch count is fixed (not minutes), so the table does not depend on what else the
 machine runs; the recipes' defaults stop training after 60 minutes, which `--max-minutes 0`
@@ -22,6 +22,7 @@ BLEU), never by the test set.
     python bench/paper_table.py --list               # the rows and their commands
     python bench/paper_table.py --table-only         # rewrite the table from finished rows
     python bench/paper_table.py --rows luong_global_dot --note "beside another row"
+    python bench/paper_table.py --rows luong_global_dot --retrain   # train a recorded row again
     python bench/paper_table.py --table-only --readme docs/papers.md   # also update docs/papers.md
 
 `--readme FILE` rewrites the block between FILE's two marker lines (README_START and
@@ -51,6 +52,7 @@ import json
 import math
 import pathlib
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -67,6 +69,8 @@ README_END = "<!-- end of the paper table -->"
 README_FIGURE = "paper_table_bleu_by_length.png"  # written beside --readme FILE
 DEFAULT_OUT = OUT_DIR / "paper_table"  # the rows' run folders, table.md, the figure
 EPOCHS = 12  # the table's epochs by default, and the table that --readme writes
+# A recipe stopped by Ctrl-C or SIGTERM exits with the shell's 128 + signal, checkpointed.
+INTERRUPTED_CODES = (128 + signal.SIGINT, 128 + signal.SIGTERM)
 
 
 def recorded_path(label, epochs):
@@ -146,20 +150,42 @@ def recorded(label, epochs):
     return metrics if metrics["args"]["epochs"] == epochs else None
 
 
-def run_row(label, epochs, out, note=None):
+def run_row(label, epochs, out, note=None, retrain=False):
     """Trains and evaluates one row (its log in OUT/<label>.log), records its metrics in
     bench/paper_table/<label>.json (with `note`, if given, as "run_note") and returns them; a
-    row recorded for `epochs` epochs is reused."""
-    metrics = recorded(label, epochs)
+    row recorded for `epochs` epochs is reused, unless `retrain`.
+
+    The recipe resumes a run folder it finds (OUT/<label>): an interrupted run goes on from
+    its last checkpoint. So `retrain` refuses a folder that holds a finished run (its
+    metrics.json), which would only be evaluated again. Ctrl-C reaches the recipe too, which
+    saves a checkpoint and stops; this waits for it, then says how to resume."""
+    metrics = None if retrain else recorded(label, epochs)
     if metrics is not None:
         print(f"{label}: reusing {recorded_path(label, epochs)}", flush=True)
         return metrics
     metrics_path = out / label / "metrics.json"
+    if retrain and metrics_path.exists():
+        raise SystemExit(
+            f"{label}: {out / label} holds a finished run ({metrics_path.name}), which the "
+            "recipe would resume rather than train again; move that folder aside (it holds "
+            "the run's translations) or give another --out."
+        )
     argv = command(label, epochs, out)
     print(f"{label}: {' '.join(argv[1:])}", flush=True)
     started = time.perf_counter()
     with open(out / f"{label}.log", "w") as log:
-        code = subprocess.call(argv, stdout=log, stderr=subprocess.STDOUT, cwd=REPO_DIR)
+        process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, cwd=REPO_DIR)
+        try:
+            code = process.wait()
+        except KeyboardInterrupt:  # the recipe got it too: let it save its checkpoint
+            code = process.wait()
+    if code in INTERRUPTED_CODES:
+        print(
+            f"{label}: interrupted; its checkpoints are in {out / label}, and the same "
+            "command resumes it",
+            flush=True,
+        )
+        raise SystemExit(code)
     if code != 0 or not metrics_path.exists():
         raise SystemExit(f"{label}: the recipe failed (exit {code}); see {out / label}.log")
     print(f"{label}: done in {(time.perf_counter() - started) / 60:.1f} min", flush=True)
@@ -434,10 +460,10 @@ def significance(results, out, record=None):
             f"Not tested ({len(untested)} of {len(pairs)} comparisons): the test "
             f"reads each row's beam translations of {split}, `{path}`, which the row's run "
             "writes and git does not keep; they are missing (or are another run's) for "
-            f"{', '.join(missing)}. To produce them, run the row's command (`python "
-            "bench/paper_table.py --list` prints them) or translate with the row's delivered "
-            f"model folder, `python -m zoo evaluate {folder} --split {split} --hypotheses "
-            f"{path}`; then `python bench/paper_table.py --table-only{out_flag}`.",
+            f"{', '.join(missing)}. To produce them, train the row again, `python "
+            f"bench/paper_table.py --rows ROW --retrain{out_flag}`, or translate with its "
+            f"delivered model folder, `python -m zoo evaluate {folder} --split {split} "
+            f"--hypotheses {path}`, then `python bench/paper_table.py --table-only{out_flag}`.",
         ]
     return "\n".join(line for line in lines if line is not None) + "\n"
 
@@ -504,6 +530,13 @@ def main(argv=None):
         "tabulates them all, the rows it trained included)",
     )
     parser.add_argument(
+        "--retrain",
+        action="store_true",
+        help="train the rows again even where they are recorded (their new metrics replace "
+        "the recorded ones, and their comparisons are tested again); a row's run folder must "
+        "not hold a finished run, and one left by an interrupted run is resumed",
+    )
+    parser.add_argument(
         "--note",
         help="recorded with each row this run trains, and shown under the table beside its "
         "train minutes: say here what else ran (e.g. 'two rows at a time, one thread each')",
@@ -521,6 +554,8 @@ def main(argv=None):
         parser.error(f"unknown rows {unknown}; valid: {', '.join(ROWS)}")
     if args.epochs < 1:
         parser.error(f"--epochs must be >= 1, got {args.epochs}")
+    if args.retrain and args.table_only:
+        parser.error("--retrain trains rows and --table-only trains none; give one of them")
     if args.readme and args.epochs != EPOCHS:
         parser.error(f"--readme writes the {EPOCHS}-epoch table; got --epochs {args.epochs}")
     out = pathlib.Path(args.out).resolve()
@@ -531,7 +566,7 @@ def main(argv=None):
         return
     if not args.table_only:
         for label in labels:
-            run_row(label, args.epochs, out, args.note)
+            run_row(label, args.epochs, out, args.note, args.retrain)
     # The table and figure hold every row recorded for these epochs, in ROWS' order, so a
     # run of some rows adds them to those recorded earlier.
     results = {label: m for label in ROWS if (m := recorded(label, args.epochs)) is not None}
