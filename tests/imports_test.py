@@ -88,3 +88,16 @@ def test_imports_point_down_without_cycles_or_private_names():
 
     cycles = [c for c in (cycle_from(part, [part]) for part in sorted(edges)) if c]
     assert cycles == [], cycles
+
+
+def test_the_server_imports_nothing_of_zoo_but_itself_and_level_0():
+    """docs/design.md: zoo/server/ is handed a translator and imports none of zoo's parts
+    above level 0, so it serves any object with the translator's methods."""
+    levels = design_levels()
+    found = [
+        f"{path.relative_to(REPO)} imports zoo.{'.'.join(module)}"
+        for path in sorted((ZOO / "server").rglob("*.py"))
+        for other, _, module in zoo_imports(path)
+        if other != "server" and levels[other] > 0
+    ]
+    assert found == []

@@ -17,7 +17,7 @@ from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
 
 from zoo.server.batcher import Batcher, QueueFull
-from zoo.server.limits import ServerLimits
+from zoo.server.limits import FALLBACK_BATCH_SIZE, ServerLimits
 from zoo.server.page import PAGE
 from zoo.server.translation import run_batch
 from zoo.server.validation import (
@@ -201,7 +201,8 @@ def make_app(translator, model_dir=None, limits=None):
             f"{limits.max_beam_size}: the requests that name no beam_size would search wider "
             "than the server lets a request ask for."
         )
-    batch_size = limits.max_batch_size or getattr(translator, "batch_size", None) or 64
+    batch_size = limits.max_batch_size or getattr(translator, "batch_size", None)
+    batch_size = batch_size or FALLBACK_BATCH_SIZE
     batcher = Batcher(
         functools.partial(run_batch, translator),
         max_batch_size=batch_size,

@@ -6,6 +6,7 @@ import dataclasses
 
 MAX_REQUEST_BYTES = 1 << 20
 BATCH_SIZE_DEFAULT = "the translator's batch size"  # what max_batch_size=None stands for
+FALLBACK_BATCH_SIZE = 64  # max_batch_size for a translator that has no batch_size
 
 
 def _limit(default, help):
