@@ -116,3 +116,15 @@ def test_rerun_with_other_settings_is_refused(search):
     settings = dict(SEARCH, seed=4)
     with pytest.raises(ValueError, match="seed: 3 -> 4"):
         tuning.tune("multi30k", "de", "en", max_trials=3, directory=search["directory"], **settings)
+
+
+def test_languages_left_out_are_the_corpus_default_pair(search):
+    """tune(data) alone takes data's own default pair (Anki: en -> es), not Multi30k's."""
+    with pytest.raises(ValueError, match="source_lang: 'de' -> 'en'; target_lang: 'en' -> 'es'"):
+        tuning.tune("anki-spa-eng", max_trials=3, directory=search["directory"], **SEARCH)
+
+
+def test_a_corpus_without_a_default_pair_asks_for_the_languages(tmp_path):
+    with pytest.raises(ValueError, match=r"tune\(data='pairs.tsv'\) needs source_lang and"):
+        tuning.tune("pairs.tsv", directory=tmp_path, **SEARCH)
+    assert list(tmp_path.iterdir()) == []

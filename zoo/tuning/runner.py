@@ -176,10 +176,20 @@ def export_best(tuner, hypermodel, out_dir):
     return path
 
 
+def _languages(data, source_lang, target_lang):
+    """The languages given, the missing ones from corpus `data`'s default pair."""
+    try:
+        return zoo_data.complete_languages(data, source_lang, target_lang)
+    except ValueError as error:
+        raise ValueError(
+            f"tune(data={data!r}) needs source_lang and target_lang: {error}"
+        ) from None
+
+
 def tune(
     data=zoo_data.DEFAULT_CORPUS,
-    source_lang="de",
-    target_lang="en",
+    source_lang=None,
+    target_lang=None,
     *,
     tuner="random",
     objective="loss",
@@ -201,7 +211,8 @@ def tune(
     """Runs (or resumes) a search and writes the table, the plot and the best model.
 
     Args:
-        data, source_lang, target_lang: the corpus, as for `zoo.data.load_corpus`.
+        data, source_lang, target_lang: the corpus, as for `zoo.data.load_corpus`; a
+            language left None is the corpus' default (`zoo.data.complete_languages`).
         tuner: "random", "hyperband" or "bayesian".
         objective: "loss" (validation loss, minimised) or "bleu" (validation BLEU of greedy
             translations, sacreBLEU 13a, maximised).
@@ -227,6 +238,7 @@ def tune(
     fixed = space.check_fixed(fixed or {})
     _check_tune_arguments(tuner, size, epochs, steps_per_trial)
     directory = Path(directory)
+    source_lang, target_lang = _languages(os.fspath(data), source_lang, target_lang)
     settings = {
         "data": os.fspath(data),
         "source_lang": source_lang,
