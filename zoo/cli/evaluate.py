@@ -30,7 +30,7 @@ def add_evaluate_command(commands):
     evaluate.add_argument(
         "--data",
         default=None,
-        help=f"{corpora_help()} (default: 'data' in MODEL_DIR/translator.json, else "
+        help=f"{corpora_help()} (default: 'data' in MODEL_DIR/{CONFIG_FILE}, else "
         f"{DEFAULT_CORPUS})",
     )
     evaluate.add_argument(
@@ -41,14 +41,14 @@ def add_evaluate_command(commands):
     evaluate.add_argument(
         "--source-lang",
         default=None,
-        help="source language code, for a model whose translator.json does not name it "
-        "(default: MODEL_DIR/translator.json's; a model is evaluated on its own languages)",
+        help=f"source language code, for a model whose {CONFIG_FILE} does not name it "
+        f"(default: MODEL_DIR/{CONFIG_FILE}'s; a model is evaluated on its own languages)",
     )
     evaluate.add_argument(
         "--target-lang",
         default=None,
-        help="target language code, for a model whose translator.json does not name it "
-        "(default: MODEL_DIR/translator.json's; a model is evaluated on its own languages)",
+        help=f"target language code, for a model whose {CONFIG_FILE} does not name it "
+        f"(default: MODEL_DIR/{CONFIG_FILE}'s; a model is evaluated on its own languages)",
     )
     evaluate.add_argument(
         "--limit",

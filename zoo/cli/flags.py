@@ -10,11 +10,11 @@ from zoo.checks import non_negative_float, non_negative_int, positive_float, pos
 from zoo.errors import DEBUG_HELP, UsageError
 from zoo.search import defaults as search_defaults
 from zoo.search import sample
-from zoo.translator import MODEL_FILE
+from zoo.translator import CONFIG_FILE, MODEL_FILE
 from zoo.workflow.flag_types import library_default
 
 MODEL_FILE_DEFAULT = (
-    "the file MODEL_DIR/translator.json names, the one the run chose on validation; else "
+    f"the file MODEL_DIR/{CONFIG_FILE} names, the one the run chose on validation; else "
     f"{MODEL_FILE}"
 )
 
@@ -43,7 +43,7 @@ def check_input_file(path, flag):
 
 def folder_default(value):
     """The default text of a search flag: translator.json's value, else the library's."""
-    return f"default: MODEL_DIR/translator.json, else {value:g}"
+    return f"default: MODEL_DIR/{CONFIG_FILE}, else {value:g}"
 
 
 def add_debug_flag(parser):

@@ -7,6 +7,7 @@ from zoo.checks import positive_int
 from zoo.cli.aer import read_text_lines
 from zoo.cli.flags import add_debug_flag, add_model_file_flag, check_output_path
 from zoo.cli.loading import is_saved_model
+from zoo.translator import CONFIG_FILE
 
 
 def add_score_command(commands):
@@ -38,7 +39,7 @@ def add_score_command(commands):
         "--batch-size",
         type=positive_int,
         default=None,
-        help="pairs per pass, sorted by length first (default: MODEL_DIR/translator.json's "
+        help=f"pairs per pass, sorted by length first (default: MODEL_DIR/{CONFIG_FILE}'s "
         "batch size, else the library's)",
     )
     add_model_file_flag(score)

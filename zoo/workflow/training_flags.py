@@ -36,6 +36,7 @@ from zoo.training.optimizers import (
     own_decay_after,
 )
 from zoo.training.profiles import OPTIMIZER_DESCRIPTIONS, training_profile
+from zoo.translator import CONFIG_FILE
 from zoo.workflow.flag_types import library_default, rate
 
 OPTIMIZER_CHOICES = ("adam", "paper", "bahdanau", "luong")
@@ -320,7 +321,7 @@ def add_checkpoint_flags(training):
         help="after training, average the weights of the last N checkpoints and deliver that "
         "model instead of the best one by --validation-metric when it scores a higher "
         "validation BLEU with the run's beam search (default: %(default)s, at most --keep-checkpoints; "
-        "0 or 1: off, the papers' way); translator.json names the file delivered",
+        f"0 or 1: off, the papers' way); {CONFIG_FILE} names the file delivered",
     )
     training.add_argument(
         "--resume",
