@@ -16,14 +16,29 @@ A profile's optimizer settings (learning rate, clipping, halving rule, loss norm
 are those of its optimizer's name in `zoo.training.optimizers.OPTIMIZER_SETTINGS`.
 """
 
+from zoo.data import DEFAULT_BATCH_SIZE
 from zoo.models import BahdanauDecoder, LuongDecoder, RNNEncDecDecoder
 from zoo.training.optimizers import OPTIMIZERS, describe_optimizer
 
 FAMILIES = ("bahdanau", "luong")
 
+MAX_MINUTES = 60.0  # the recipes' time limit: a good translator within the hour
+
 TRAINING_DEFAULTS = {
-    "bahdanau": dict(optimizer="adam", batch_size=64, epochs=10, decay_after=5, max_minutes=60.0),
-    "luong": dict(optimizer="adam", batch_size=64, epochs=12, decay_after=9, max_minutes=60.0),
+    "bahdanau": dict(
+        optimizer="adam",
+        batch_size=DEFAULT_BATCH_SIZE,
+        epochs=10,
+        decay_after=5,
+        max_minutes=MAX_MINUTES,
+    ),
+    "luong": dict(
+        optimizer="adam",
+        batch_size=DEFAULT_BATCH_SIZE,
+        epochs=12,
+        decay_after=9,
+        max_minutes=MAX_MINUTES,
+    ),
 }
 
 PAPER_TRAINING = {
