@@ -35,6 +35,10 @@ BAN_UNKNOWN = False
 NO_REPEAT_NGRAM_SIZE = 0
 """n: no n-gram occurs twice in a translation (Paulus et al. 2017); 0 turns it off."""
 
+TEMPERATURE = 1.0
+"""Sampling's temperature: logits are divided by it before the draw; 1 samples the model's
+own distribution."""
+
 SEARCH_DEFAULTS = {
     "beam_size": BEAM_SIZE,
     "length_penalty": LENGTH_PENALTY,

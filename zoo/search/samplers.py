@@ -56,7 +56,7 @@ class RandomSampler:
 
     def __init__(
         self,
-        temperature=1.0,
+        temperature=defaults.TEMPERATURE,
         seed=None,
         max_length_ratio=defaults.MAX_LENGTH_RATIO,
         max_length_offset=defaults.MAX_LENGTH_OFFSET,
@@ -79,7 +79,7 @@ class TopKSampler(RandomSampler):
     def __init__(
         self,
         k=5,
-        temperature=1.0,
+        temperature=defaults.TEMPERATURE,
         seed=None,
         max_length_ratio=defaults.MAX_LENGTH_RATIO,
         max_length_offset=defaults.MAX_LENGTH_OFFSET,
@@ -96,7 +96,7 @@ class TopPSampler(RandomSampler):
     def __init__(
         self,
         p=0.9,
-        temperature=1.0,
+        temperature=defaults.TEMPERATURE,
         seed=None,
         max_length_ratio=defaults.MAX_LENGTH_RATIO,
         max_length_offset=defaults.MAX_LENGTH_OFFSET,

@@ -42,7 +42,7 @@ ARGMAX_TEMPERATURE = float(np.finfo(np.float32).tiny)
 """float32's smallest normal number (about 1.2e-38): a lower temperature draws the arg-max."""
 
 
-def check_sampling(temperature=1.0, top_k=None, top_p=None):
+def check_sampling(temperature=defaults.TEMPERATURE, top_k=None, top_p=None):
     """Raises a ValueError naming the first of `temperature` (a float > 0), `top_k` (None or
     an int >= 1) and `top_p` (None or a float in (0, 1]) that is out of range."""
     if isinstance(temperature, bool) or not isinstance(temperature, (int, float, np.number)):
@@ -73,7 +73,7 @@ def _is_tensor(value):
     return value is not None and not isinstance(value, (bool, int, float, np.number))
 
 
-def shaped_logits(logits, temperature=1.0, top_k=None, top_p=None):
+def shaped_logits(logits, temperature=defaults.TEMPERATURE, top_k=None, top_p=None):
     """The logits `sample` draws from: PAD/START banned, divided by `temperature`, and the
     tokens outside `top_k` / the `top_p` nucleus set to -inf. (R, V) float32 -> (R, V).
 
@@ -131,7 +131,7 @@ def _nucleus_cut(logits, top_p, vocab):
 def sample(
     model,
     source_ids,
-    temperature=1.0,
+    temperature=defaults.TEMPERATURE,
     top_k=None,
     top_p=None,
     seed=None,

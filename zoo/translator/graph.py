@@ -12,7 +12,13 @@ import tensorflow as tf
 
 from zoo.constants import END_ID, PAD_ID, START_ID
 from zoo.search import SearchSettings, sample, search
-from zoo.search.defaults import BAN_UNKNOWN, CONTROL_DEFAULTS, MIN_LENGTH, NO_REPEAT_NGRAM_SIZE
+from zoo.search.defaults import (
+    BAN_UNKNOWN,
+    CONTROL_DEFAULTS,
+    MIN_LENGTH,
+    NO_REPEAT_NGRAM_SIZE,
+    TEMPERATURE,
+)
 from zoo.text.preprocessor import encode
 from zoo.translation import check_constraint_lists, check_prefixes, check_sentences
 from zoo.translator.targets import check_prefix_texts, phrase_ids
@@ -237,7 +243,7 @@ def n_best_outputs(translator, result, source_lengths):
     return {"translations": strings, "scores": scores}
 
 
-def draw(translator, sentences, seed, temperature=1.0, top_k=None, top_p=None):
+def draw(translator, sentences, seed, temperature=TEMPERATURE, top_k=None, top_p=None):
     """One translation drawn per `tf.string` sentence (B,) (`zoo.search.sample`, with this
     translator's length limits), in the graph: a dict of translation (B,) tf.string,
     score (B,) float32 (the model's log-probability of the drawn translation),

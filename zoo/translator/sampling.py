@@ -9,6 +9,7 @@ import tensorflow as tf
 
 from zoo.checks import check_int
 from zoo.search import check_sampling
+from zoo.search.defaults import TEMPERATURE
 from zoo.translation import as_text
 from zoo.translator import graph, staged
 
@@ -37,14 +38,14 @@ class Sampling:
                 self._seed_generator = keras.random.SeedGenerator(0, name="sample_seed")
             return self._seed_generator
 
-    def graph_sample(self, sentences, seed, temperature=1.0, top_k=None, top_p=None):
+    def graph_sample(self, sentences, seed, temperature=TEMPERATURE, top_k=None, top_p=None):
         """One translation drawn per `tf.string` sentence (B,) from the `SeedGenerator`
         `seed`, in the graph (`zoo.translator.graph.draw`); temperature, top_k and top_p
         are numbers or scalar tensors (`zoo.search.sampling.shaped_logits`)."""
         return graph.draw(self, sentences, seed, temperature, top_k, top_p)
 
     def sample(
-        self, sentences, temperature=1.0, top_k=None, top_p=None, seed=None, batch_size=None,
+        self, sentences, temperature=TEMPERATURE, top_k=None, top_p=None, seed=None, batch_size=None,
         progress=False,
     ):  # fmt: skip
         """One translation drawn at random per sentence (a list of str, in input order):
