@@ -10,6 +10,7 @@ from zoo.layers.luong_attention import LuongAttention
 
 MODES = ("monotonic", "predictive")
 LOCAL_SCORES = ("dot", "general", "concat")
+WINDOW = 10  # D, the half-width of the window: Luong et al. 2015 §3.2 (chosen empirically)
 
 
 @keras.saving.register_keras_serializable(package="zoo")
@@ -68,7 +69,13 @@ class LocalAttention(AttentionBase):
     """
 
     def __init__(
-        self, window=10, mode="predictive", score="general", units=None, init_scale=0.0, **kwargs
+        self,
+        window=WINDOW,
+        mode="predictive",
+        score="general",
+        units=None,
+        init_scale=0.0,
+        **kwargs,
     ):
         super().__init__(**kwargs)
         if mode not in MODES:

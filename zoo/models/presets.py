@@ -34,6 +34,7 @@ Example:
                              target_vocab_size=8000, input_feeding=False)
 """
 
+from zoo.layers.local_attention import WINDOW
 from zoo.models.build import build_bahdanau_rnnencdec, build_bahdanau_rnnsearch, build_luong
 
 SIZES = ("tiny", "base", "paper")
@@ -80,7 +81,7 @@ _LUONG_PAPER = dict(
     bidirectional=False,
     input_feeding=True,
     init_scale=0.1,
-    window=10,
+    window=WINDOW,
     max_length=100,
 )
 _LUONG_SIZES = {

@@ -10,6 +10,7 @@ import zipfile
 import numpy as np
 
 logger = logging.getLogger("zoo.training")
+KEEP = 3  # the newest checkpoints kept, by default
 
 
 class DamagedCheckpointError(ValueError):
@@ -61,7 +62,7 @@ class CheckpointManager:
         state = manager.restore()   # None when there is no checkpoint
     """
 
-    def __init__(self, directory, model, optimizer, keep=3):
+    def __init__(self, directory, model, optimizer, keep=KEEP):
         if int(keep) < 1:
             raise ValueError(f"keep must be >= 1; received {keep!r}.")
         self.directory = str(directory)

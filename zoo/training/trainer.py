@@ -21,6 +21,7 @@ import tensorflow as tf
 
 from zoo.checks import check_rate
 from zoo.models import model_dropout
+from zoo.training.checkpoint_manager import KEEP
 from zoo.training.early_stopping import check_patience, check_validation_metric
 from zoo.training.evaluation import evaluate
 from zoo.training.interruption import TrainingInterrupted
@@ -56,7 +57,7 @@ def train(
     max_steps=None,
     steps_per_epoch=None,
     checkpoint_every=500,
-    keep_checkpoints=3,
+    keep_checkpoints=KEEP,
     resume=True,
     strategy=None,
     jit_compile=False,
