@@ -241,7 +241,7 @@ class OutputFolder:
         )  # fmt: skip
 
     def export_litert(
-        self, path, quantize="none", search="greedy", beam_size=None, batch_size=1
+        self, path, quantize="none", search="greedy", beam_size=None, batch_size=1, greedy=True
     ):  # fmt: skip
         """Writes a LiteRT (TFLite) file of token ids with the search inside, and the
         tokenizers beside it; see `zoo.export.export_litert` for its arguments. TensorFlow
@@ -251,7 +251,7 @@ class OutputFolder:
 
         return export_litert(
             self, path, quantize=quantize, search=search, beam_size=beam_size,
-            batch_size=batch_size,
+            batch_size=batch_size, greedy=greedy,
         )  # fmt: skip
 
     def save(self, directory, serving=True, metadata=None):
