@@ -18,5 +18,7 @@ UNK_TOKEN = "<unk>"
 RESERVED_TOKENS = (PAD_TOKEN, START_TOKEN, END_TOKEN, UNK_TOKEN)
 
 MODEL_FILE = "model.keras"  # an output folder's model: training writes it, the translator reads it
+CHECKPOINT_DIR = "checkpoints"  # an output folder's checkpoints (and the run's time plan)
+LOG_DIR = "logs"  # an output folder's TensorBoard logs: train/ and validation/
 
 INT32_MAX = 2**31 - 1  # the largest step, length or n-gram size the search counts (int32)

@@ -5,6 +5,7 @@ import sys
 
 from zoo.checks import positive_int
 from zoo.cli.flags import add_debug_flag
+from zoo.constants import CHECKPOINT_DIR
 from zoo.errors import UsageError
 from zoo.training import average_checkpoints
 from zoo.translator import MODEL_FILE
@@ -63,7 +64,7 @@ def run_average(args, out=None):
 
     name = check_output_name(args.output)
     directory = check_folder(args.model_dir)
-    checkpoints = os.path.join(directory, "checkpoints")
+    checkpoints = os.path.join(directory, CHECKPOINT_DIR)
     if not os.path.isdir(checkpoints):
         raise ValueError(
             f"{directory} holds no checkpoints/ folder to average (training writes it)."

@@ -20,6 +20,7 @@ import keras
 import tensorflow as tf
 
 from zoo.checks import check_rate
+from zoo.constants import CHECKPOINT_DIR
 from zoo.models import model_dropout
 from zoo.training.checkpoint_manager import KEEP
 from zoo.training.early_stopping import check_patience, check_validation_metric
@@ -263,7 +264,7 @@ def _time_limit(settings, optimizer, out_dir, strategy, resume, show):
     """The run's `TimeLimit` (None without `max_minutes`) and the halving plan a resumed
     run keeps (None if there is none), applied to the optimizer's schedule."""
     schedule = halving_schedule(optimizer)
-    plan_path = os.path.join(out_dir, "checkpoints", TIME_PLAN_FILE)
+    plan_path = os.path.join(out_dir, CHECKPOINT_DIR, TIME_PLAN_FILE)
     plan = restore_time_plan(plan_path, schedule) if resume else None
     if show and plan and plan["decay_after_epochs"] != plan.get("configured_decay_after_epochs"):
         print(

@@ -16,7 +16,7 @@ import time
 import keras
 import tensorflow as tf
 
-from zoo.constants import MODEL_FILE
+from zoo.constants import CHECKPOINT_DIR, LOG_DIR, MODEL_FILE
 from zoo.training.checkpoint_manager import CheckpointManager
 from zoo.training.evaluation import make_eval_step, run_eval, token_stats
 from zoo.training.interruption import DeferredSignals, TrainingInterrupted
@@ -144,7 +144,7 @@ class TrainingRun:
         self.val_data, self.strategy = val_data, strategy
         self.chief, self.show = is_chief(strategy), show
         self.checkpoint_every, self.log_every = checkpoint_every, log_every
-        self.ckpt_dir = os.path.join(out_dir, "checkpoints")
+        self.ckpt_dir = os.path.join(out_dir, CHECKPOINT_DIR)
         self.model_path = os.path.join(out_dir, MODEL_FILE)
         if self.chief:
             os.makedirs(out_dir, exist_ok=True)
@@ -164,8 +164,8 @@ class TrainingRun:
                 f"Resuming from step {self.state['step']} (epoch {self.state['epoch'] + 1}, "
                 f"batch {self.state['batch']}) in {self.ckpt_dir}"
             )
-        self.writer = _writer(self.chief, os.path.join(out_dir, "logs", "train"))
-        self.val_writer = _writer(self.chief, os.path.join(out_dir, "logs", "validation"))
+        self.writer = _writer(self.chief, os.path.join(out_dir, LOG_DIR, "train"))
+        self.val_writer = _writer(self.chief, os.path.join(out_dir, LOG_DIR, "validation"))
         self.inner = inner_optimizer(optimizer)
         self.loss_scaled = self.inner is not optimizer
 

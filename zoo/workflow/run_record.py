@@ -16,6 +16,7 @@ import os
 import resource
 import sys
 
+from zoo.constants import CHECKPOINT_DIR
 from zoo.data.fingerprint import changes, fingerprints
 from zoo.errors import UsageError
 from zoo.json_files import write_json
@@ -59,7 +60,7 @@ def peak_memory_mib():
 
 def _resumable(out):
     """Whether `out` holds anything a rerun would continue from (tokenizers, checkpoints)."""
-    checkpoints = os.path.join(out, "checkpoints")
+    checkpoints = os.path.join(out, CHECKPOINT_DIR)
     return os.path.isdir(os.path.join(out, "source_tokenizer")) or (
         os.path.isdir(checkpoints) and bool(os.listdir(checkpoints))
     )

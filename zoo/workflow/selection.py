@@ -16,6 +16,7 @@ import os
 import keras
 
 from zoo import evaluation, training
+from zoo.constants import CHECKPOINT_DIR
 from zoo.translator import MODEL_FILE, Translator
 
 AVERAGED_FILE = "model.averaged.keras"
@@ -53,7 +54,7 @@ def select_model(
     averaged = keras.models.load_model(best_path)
     try:
         used = training.average_checkpoints(
-            averaged, os.path.join(out, "checkpoints"), average_last
+            averaged, os.path.join(out, CHECKPOINT_DIR), average_last
         )
     except ValueError as error:  # no intact checkpoint: keep the best one
         say(f"Checkpoint averaging skipped: {error}")

@@ -16,6 +16,7 @@ from zoo.checks import (
     positive_int,
     seed_int,
 )
+from zoo.constants import CHECKPOINT_DIR
 from zoo.data import make_dataset
 from zoo.errors import UsageError
 from zoo.text import SAMPLING_KINDS
@@ -23,6 +24,7 @@ from zoo.training import (
     LOSS_NORMALIZATIONS,
     PRECISIONS,
     STRATEGIES,
+    TIME_PLAN_FILE,
     VALIDATION_METRICS,
     ValidationBleu,
     average_checkpoints,
@@ -270,7 +272,7 @@ def add_schedule_flags(training, family):
         "learning rate is halved per epoch and the epochs will not all fit, the schedule "
         "shrinks to the epochs that fit, estimated from the time of this run's second "
         "epoch: the halving starts earlier, the full-rate epochs keeping their "
-        "share. The plan is kept in checkpoints/time_plan.json: a re-run keeps it, "
+        f"share. The plan is kept in {CHECKPOINT_DIR}/{TIME_PLAN_FILE}: a re-run keeps it, "
         "--no-resume deletes it; none is made with --strategy multiworker. "
         f"Default: {ours['max_minutes']:g}; no limit with --optimizer paper; 0 = no limit",
     )
