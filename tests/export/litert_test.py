@@ -255,5 +255,5 @@ def test_the_translator_exports_itself_to_litert(monkeypatch, tmp_path):
     args = translator.export_litert(tmp_path / "t.tflite", quantize="int8", search="beam")
     assert args[0] is translator
     assert received == {
-        "quantize": "int8", "search": "beam", "beam_size": None, "batch_size": 1
+        "quantize": "int8", "search": "beam", "beam_size": None, "batch_size": 1, "greedy": True
     }  # fmt: skip
