@@ -151,7 +151,8 @@ def recorded(label, epochs):
 
 
 def run_row(label, epochs, out, note=None, retrain=False):
-    """Trains and evaluates one row (its log in OUT/<label>.log), records its metrics in
+    """Trains and evaluates one row (its log in OUT/<label>.log, which a resumed run appends
+    to), records its metrics in
     bench/paper_table/<label>.json (with `note`, if given, as "run_note") and returns them; a
     row recorded for `epochs` epochs is reused, unless `retrain`.
 
@@ -173,7 +174,8 @@ def run_row(label, epochs, out, note=None, retrain=False):
     argv = command(label, epochs, out)
     print(f"{label}: {' '.join(argv[1:])}", flush=True)
     started = time.perf_counter()
-    with open(out / f"{label}.log", "w") as log:
+    resumed = (out / label).exists()  # the log of the run it resumes is kept, appended to
+    with open(out / f"{label}.log", "a" if resumed else "w") as log:
         process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, cwd=REPO_DIR)
         try:
             code = process.wait()

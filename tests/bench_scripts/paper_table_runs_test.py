@@ -19,6 +19,7 @@ LABEL = "luong_global_dot"
 FAKE_RECIPE = """
 import json, pathlib, sys
 folder, code = pathlib.Path(sys.argv[1]), int(sys.argv[2])
+print("resuming" if folder.exists() else "starting", flush=True)
 folder.mkdir(exist_ok=True)
 if code == 0:
     (folder / "metrics.json").write_text(json.dumps({"args": {"epochs": 3}, "bleu": 12.5}))
@@ -81,6 +82,16 @@ def test_an_interrupted_recipe_is_reported_as_resumable(rows, capsys, code):
     assert stopped.value.code == code
     assert "interrupted; its checkpoints are in" in capsys.readouterr().out
     assert (out / LABEL / "checkpoint").exists() and not recorded.exists()
+
+
+def test_a_resumed_run_keeps_the_log_of_its_first_part(rows):
+    out, _, set_exit = rows
+    set_exit(130)
+    with pytest.raises(SystemExit):
+        paper_table.run_row(LABEL, 3, out)
+    set_exit(0)
+    paper_table.run_row(LABEL, 3, out, retrain=True)
+    assert (out / f"{LABEL}.log").read_text().split() == ["starting", "resuming"]
 
 
 def test_a_failed_recipe_names_its_log(rows):
