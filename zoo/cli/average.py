@@ -67,7 +67,7 @@ def run_average(args, out=None):
     checkpoints = os.path.join(directory, CHECKPOINT_DIR)
     if not os.path.isdir(checkpoints):
         raise ValueError(
-            f"{directory} holds no checkpoints/ folder to average (training writes it)."
+            f"{directory} holds no {CHECKPOINT_DIR}/ folder to average (training writes it)."
         )
     model = load_model_file(os.path.join(directory, MODEL_FILE))
     used = average_checkpoints(model, checkpoints, args.last)

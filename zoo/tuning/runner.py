@@ -237,10 +237,10 @@ def tune(
     objective = objective_name(objective)
     fixed = space.check_fixed(fixed or {})
     _check_tune_arguments(tuner, size, epochs, steps_per_trial)
-    directory = Path(directory)
-    source_lang, target_lang = _languages(os.fspath(data), source_lang, target_lang)
+    directory, data = Path(directory), os.fspath(data)
+    source_lang, target_lang = _languages(data, source_lang, target_lang)
     settings = {
-        "data": os.fspath(data),
+        "data": data,
         "source_lang": source_lang,
         "target_lang": target_lang,
         "tuner": tuner,
