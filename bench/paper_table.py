@@ -60,6 +60,7 @@ import time
 from common import BENCH_DIR, OUT_DIR, REPO_DIR
 
 from zoo.evaluation.scores import MIN_BUCKET_SENTENCES
+from zoo.workflow.report import METRICS_FILE, TRANSLATIONS_FILE
 
 RECORDED_DIR = BENCH_DIR / "paper_table"  # tracked: <N>_epochs/<row>.json, a finished row's metrics
 README_START = (
@@ -164,7 +165,7 @@ def run_row(label, epochs, out, note=None, retrain=False):
     if metrics is not None:
         print(f"{label}: reusing {recorded_path(label, epochs)}", flush=True)
         return metrics
-    metrics_path = out / label / "metrics.json"
+    metrics_path = out / label / METRICS_FILE
     if retrain and metrics_path.exists():
         raise SystemExit(
             f"{label}: {out / label} holds a finished run ({metrics_path.name}), which the "
@@ -311,12 +312,11 @@ PAIRS = (
         "the paper's model against the default (Luong Table 4 settings)",
     ),
 )
-TRANSLATIONS = "translations.{split}.beam.txt"  # a row's beam translations, in OUT/<row>/
 SAME_RUN_BLEU = 0.005  # translations or a verdict are the recorded run's within this BLEU
 
 
 def translations_path(out, label, metrics):
-    return out / label / TRANSLATIONS.format(split=metrics["test_split"])
+    return out / label / TRANSLATIONS_FILE.format(split=metrics["test_split"], search="beam")
 
 
 def _shown(path):
@@ -455,7 +455,7 @@ def significance(results, out, record=None):
     if missing:
         split = results[missing[0]]["test_split"]
         folder = f"{_shown(out)}/ROW"
-        path = f"{folder}/{TRANSLATIONS.format(split=split)}"
+        path = f"{folder}/{TRANSLATIONS_FILE.format(split=split, search='beam')}"
         out_flag = "" if out == DEFAULT_OUT.resolve() else f" --out {_shown(out)}"
         lines += [
             "" if tested else None,

@@ -27,6 +27,7 @@ import tensorflow as tf
 from zoo.search import SearchResult, sample, search
 from zoo.search.compile import no_grad
 from zoo.translator import graph
+from zoo.translator.output_folder import SERVING_DIR
 
 STRINGS = tf.TensorSpec([None], tf.string)
 IDS = tf.TensorSpec([None, None], tf.int32)
@@ -66,7 +67,7 @@ def export_with_tensorflow(directory, path=None, timeout=3600, **options):
     import subprocess
     import sys
 
-    path = os.fspath(path or os.path.join(os.fspath(directory), "serving"))
+    path = os.fspath(path or os.path.join(os.fspath(directory), SERVING_DIR))
     code = (
         "import json, sys\n"
         "from zoo.translator import Translator\n"

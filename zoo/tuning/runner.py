@@ -34,6 +34,8 @@ import keras_tuner
 
 from zoo import data as zoo_data
 from zoo import text
+from zoo.constants import MODEL_FILE
+from zoo.translator import SOURCE_TOKENIZER_DIR, TARGET_TOKENIZER_DIR
 from zoo.tuning import results as results_lib
 from zoo.tuning import space
 from zoo.tuning.translation_hyper_model import OBJECTIVES, TranslationHyperModel
@@ -150,12 +152,12 @@ def export_best(tuner, hypermodel, out_dir):
     model.set_weights(trained.get_weights())
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    path = out_dir / "model.keras"
+    path = out_dir / MODEL_FILE
     model.save(path)
     source_tokenizer, target_tokenizer = hypermodel.tokenizers()
     if source_tokenizer is not None:
-        source_tokenizer.save(out_dir / "source_tokenizer")
-        target_tokenizer.save(out_dir / "target_tokenizer")
+        source_tokenizer.save(out_dir / SOURCE_TOKENIZER_DIR)
+        target_tokenizer.save(out_dir / TARGET_TOKENIZER_DIR)
     preset, overrides = space.model_arguments(values, hypermodel.size, hypermodel.max_source_length)
     optimizer, learning_rate = space.optimizer_arguments(values)
     info = {

@@ -15,7 +15,14 @@ library: the training profiles (`zoo.training.profiles`) and the search defaults
 import argparse
 
 from zoo.checks import positive_int
+from zoo.constants import CHECKPOINT_DIR, LOG_DIR, MODEL_FILE
 from zoo.training.profiles import FAMILIES
+from zoo.translator import (
+    CONFIG_FILE,
+    SERVING_DIR,
+    SOURCE_TOKENIZER_DIR,
+    TARGET_TOKENIZER_DIR,
+)
 from zoo.workflow.data_flags import STREAM_ABOVE_MB, add_data_flags
 from zoo.workflow.defaults import hyperparameters, resolve_defaults
 from zoo.workflow.model_flags import (
@@ -25,6 +32,13 @@ from zoo.workflow.model_flags import (
     add_model_flags,
     add_output_flags,
 )
+from zoo.workflow.report import (
+    ATTENTION_PLOT,
+    BLEU_BY_LENGTH,
+    METRICS_FILE,
+    TRANSLATIONS_FILE,
+)
+from zoo.workflow.selection import AVERAGED_FILE
 from zoo.workflow.training_flags import add_training_flags
 
 __all__ = [
@@ -37,17 +51,18 @@ __all__ = [
     "resolve_defaults",
 ]
 
-EPILOG = """\
+EPILOG = f"""\
 Data: corpora are read from $ZOO_DATA_DIR (default: the shared/data folder beside the
 checkout), e.g. $ZOO_DATA_DIR/multi30k/train.de. Multi30k is downloaded into $ZOO_CACHE_DIR
 when no local copy exists (docs/corpora.md).
 
-Output (--out): model.keras (best by --validation-metric), model.averaged.keras (the mean
-of the last checkpoints; translator.json's "model_file" names the one delivered),
-source_tokenizer/, target_tokenizer/, vocab.<lang>.txt, serving/ (SavedModel: translate
-strings without zoo), metrics.json, translations.<split>.{greedy,beam}.txt,
-bleu_by_length.{png,tsv,md}, attention_*.png, logs/ (TensorBoard: tensorboard --logdir
-<out>/logs), checkpoints/.
+Output (--out): {MODEL_FILE} (best by --validation-metric), {AVERAGED_FILE} (the mean
+of the last checkpoints; {CONFIG_FILE}'s "model_file" names the one delivered),
+{SOURCE_TOKENIZER_DIR}/, {TARGET_TOKENIZER_DIR}/, vocab.<lang>.txt, {SERVING_DIR}/
+(SavedModel: translate strings without zoo), {METRICS_FILE},
+{TRANSLATIONS_FILE.format(split="<split>", search="{greedy,beam}")},
+{BLEU_BY_LENGTH.format(extension="{png,tsv,md}")}, {ATTENTION_PLOT.format(index="*")},
+{LOG_DIR}/ (TensorBoard: tensorboard --logdir <out>/{LOG_DIR}), {CHECKPOINT_DIR}/.
 
 Re-running the same command continues from the last checkpoint (--resume is the default);
 --no-resume starts over in the same folder. Measured results of the defaults and of the

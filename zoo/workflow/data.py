@@ -40,6 +40,7 @@ from zoo.data.fingerprint import recording_reads
 from zoo.json_files import write_json
 from zoo.text import load_tokenizer, train_tokenizer
 from zoo.training import PerWorkerDataset
+from zoo.translator import SOURCE_TOKENIZER_DIR, TARGET_TOKENIZER_DIR
 from zoo.workflow.data_flags import STREAM_ABOVE_MB
 from zoo.workflow.report import write_lines
 from zoo.workflow.training_flags import subword_regularization
@@ -119,7 +120,7 @@ def tokenizers(args, train, out, chief, say):
     """The two tokenizers: reused from `out` on resume, else trained and saved there. With
     --shared-vocabulary one tokenizer trained on both sides of the sampled pairs, saved as
     both source_tokenizer/ and target_tokenizer/ (the same files)."""
-    directories = [os.path.join(out, "source_tokenizer"), os.path.join(out, "target_tokenizer")]
+    directories = [os.path.join(out, SOURCE_TOKENIZER_DIR), os.path.join(out, TARGET_TOKENIZER_DIR)]
     if args.resume and all(os.path.exists(d) for d in directories):
         say(f"Tokenizers: reusing {directories[0]} and {directories[1]}")
         return [load_tokenizer(d) for d in directories]

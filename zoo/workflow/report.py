@@ -15,7 +15,15 @@ import numpy as np
 
 from zoo import evaluation, training
 from zoo.data import make_dataset
-from zoo.translator import staged
+from zoo.translator import SERVING_DIR, staged
+
+# The files a run writes in its output folder, besides the translator's own (model,
+# tokenizers, translator.json, serving/): the names that --help, the run's last line and
+# the scripts reading a run (bench/paper_table.py) take from here.
+METRICS_FILE = "metrics.json"  # written by zoo.workflow.run from what evaluate_and_report returns
+TRANSLATIONS_FILE = "translations.{split}.{search}.txt"  # search: "greedy" or "beam"
+BLEU_BY_LENGTH = "bleu_by_length.{extension}"  # png, tsv, md
+ATTENTION_PLOT = "attention_{index}.png"
 
 
 def write_lines(path, lines):
@@ -41,9 +49,10 @@ def write_bleu_by_length(out, tables):
                 ]
             )
         )
-    write_lines(os.path.join(out, "bleu_by_length.tsv"), tsv)
+    write_lines(os.path.join(out, BLEU_BY_LENGTH.format(extension="tsv")), tsv)
     write_lines(
-        os.path.join(out, "bleu_by_length.md"), evaluation.format_table(tables).splitlines()
+        os.path.join(out, BLEU_BY_LENGTH.format(extension="md")),
+        evaluation.format_table(tables).splitlines(),
     )
 
 
@@ -76,7 +85,7 @@ def plot_attention_examples(out, translator, sources, count, beam_size, say):
         if weights.size == 0 or not np.any(weights):
             say("  (no attention weights: this model has no attention; no heatmaps drawn)")
             return []
-        path = os.path.join(out, f"attention_{index}.png")
+        path = os.path.join(out, ATTENTION_PLOT.format(index=index))
         evaluation.plot_attention(
             list(item.source_tokens),
             list(item.target_tokens),
@@ -141,7 +150,8 @@ def evaluate_and_report(
             sentences_per_s=len(hypotheses) / max(seconds, 1e-9),
         )
         results[label] = (scores, hypotheses)
-        write_lines(os.path.join(out, f"translations.{test.split}.{label}.txt"), hypotheses)
+        path = os.path.join(out, TRANSLATIONS_FILE.format(split=test.split, search=label))
+        write_lines(path, hypotheses)
         say(f"  {label}: BLEU {scores['bleu']:.2f}  chrF {scores['chrf']:.2f}  ({seconds:.1f} s)")
 
     tables = {
@@ -151,13 +161,15 @@ def evaluate_and_report(
     files = {
         "bleu_by_length_png": evaluation.plot_bleu_by_length(
             tables,
-            os.path.join(out, "bleu_by_length.png"),
+            os.path.join(out, BLEU_BY_LENGTH.format(extension="png")),
             title=f"BLEU by source length ({test.name} {test.split})",
         )
     }
     write_bleu_by_length(out, tables)
-    files["bleu_by_length_tsv"] = os.path.join(out, "bleu_by_length.tsv")
-    files["bleu_by_length_md"] = os.path.join(out, "bleu_by_length.md")
+    for extension in ("tsv", "md"):
+        files[f"bleu_by_length_{extension}"] = os.path.join(
+            out, BLEU_BY_LENGTH.format(extension=extension)
+        )
     files["attention_png"] = plot_attention_examples(
         out, translator, test.source, attention_plots, beam_size, say
     )
@@ -169,7 +181,7 @@ def evaluate_and_report(
             + staged.EXPORT_COMMAND.replace("DIR", out)
         )
     elif export:
-        serving = os.path.join(out, "serving")
+        serving = os.path.join(out, SERVING_DIR)
         say(f"  exporting the translator (beam {beam_size}) to {serving}")
         translator.export(serving, n_best=beam_size if beam_size > 1 else None, sampling={})
         files["serving"] = serving

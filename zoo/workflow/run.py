@@ -22,15 +22,23 @@ import keras
 import tensorflow as tf
 
 from zoo import training
+from zoo.constants import LOG_DIR, MODEL_FILE
 from zoo.errors import exit_on_user_error
 from zoo.json_files import write_json
 from zoo.models import model_dropout
 from zoo.training.profiles import OPTIMIZER_DESCRIPTIONS
+from zoo.translator import SERVING_DIR
 from zoo.workflow import data as recipe_data
 from zoo.workflow.arguments import make_parser, resolve_defaults
 from zoo.workflow.model_flags import apply_model_flags
 from zoo.workflow.out_lock import OutLock
-from zoo.workflow.report import evaluate_and_report
+from zoo.workflow.report import (
+    ATTENTION_PLOT,
+    BLEU_BY_LENGTH,
+    METRICS_FILE,
+    TRANSLATIONS_FILE,
+    evaluate_and_report,
+)
 from zoo.workflow.run_record import RESUMABLE_CHANGES, RUN_FILE, RunRecord
 from zoo.workflow.training_flags import training_options
 
@@ -98,15 +106,20 @@ def main(
     return exit_on_user_error(job, prog=parser.prog, debug=args.debug)
 
 
-def written_files(files, model_file="model.keras"):
+def written_files(files, model_file=MODEL_FILE):
     """The names the final line lists: what this run wrote, given the report's `files` and
     the model file delivered."""
-    names = [model_file, "metrics.json", "translations.*.txt", "bleu_by_length.png"]
+    names = [
+        model_file,
+        METRICS_FILE,
+        TRANSLATIONS_FILE.format(split="*", search="*"),
+        BLEU_BY_LENGTH.format(extension="png"),
+    ]
     if files.get("attention_png"):
-        names.append("attention_*.png")
+        names.append(ATTENTION_PLOT.format(index="*"))
     if files.get("serving"):
-        names.append("serving/")
-    return names + ["logs/"]
+        names.append(SERVING_DIR + "/")
+    return names + [LOG_DIR + "/"]
 
 
 def _optimizer_note(args, steps_per_epoch, dropout):
@@ -212,7 +225,7 @@ def _locked_run(build_model, args, strategy, chief, say, started, out):
     metrics = _metrics(args, model, summary, report, time.perf_counter() - started)
     metrics["selection"] = selection
     metrics["peak_memory_mib"] = dict(record.record["peak_memory_mib"])
-    write_json(os.path.join(out, "metrics.json"), metrics)
+    write_json(os.path.join(out, METRICS_FILE), metrics)
     say(record.memory_line())
     beam, greedy = report["beam"], report["greedy"]
     say(

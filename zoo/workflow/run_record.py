@@ -20,6 +20,7 @@ from zoo.constants import CHECKPOINT_DIR
 from zoo.data.fingerprint import changes, fingerprints
 from zoo.errors import UsageError
 from zoo.json_files import write_json
+from zoo.translator import SOURCE_TOKENIZER_DIR
 
 RUN_FILE = "run.json"
 RECORDS = ("corpus_files", "peak_memory_mib")  # run.json's entries that are not settings
@@ -61,7 +62,7 @@ def peak_memory_mib():
 def _resumable(out):
     """Whether `out` holds anything a rerun would continue from (tokenizers, checkpoints)."""
     checkpoints = os.path.join(out, CHECKPOINT_DIR)
-    return os.path.isdir(os.path.join(out, "source_tokenizer")) or (
+    return os.path.isdir(os.path.join(out, SOURCE_TOKENIZER_DIR)) or (
         os.path.isdir(checkpoints) and bool(os.listdir(checkpoints))
     )
 
