@@ -34,7 +34,8 @@ def write_lines(path, lines):
 
 def write_bleu_by_length(out, tables):
     """`bleu_by_length.tsv` and `.md` with one BLEU column per system in `tables`; the
-    Markdown table brackets the BLEU of buckets too small to trust (`evaluation.format_table`)."""
+    Markdown table brackets the BLEU of buckets too small to trust (`evaluation.format_table`).
+    Returns the two paths, keyed as the report's `files`."""
     labels = list(tables)
     first = tables[labels[0]]
     tsv = ["\t".join(["source_length", "sentences", *(f"bleu_{label}" for label in labels)])]
@@ -49,11 +50,10 @@ def write_bleu_by_length(out, tables):
                 ]
             )
         )
-    write_lines(os.path.join(out, BLEU_BY_LENGTH.format(extension="tsv")), tsv)
-    write_lines(
-        os.path.join(out, BLEU_BY_LENGTH.format(extension="md")),
-        evaluation.format_table(tables).splitlines(),
-    )
+    paths = {ext: os.path.join(out, BLEU_BY_LENGTH.format(extension=ext)) for ext in ("tsv", "md")}
+    write_lines(paths["tsv"], tsv)
+    write_lines(paths["md"], evaluation.format_table(tables).splitlines())
+    return {f"bleu_by_length_{ext}": path for ext, path in paths.items()}
 
 
 def _timed_translate(translator, sentences, beam_size, say):
@@ -165,11 +165,7 @@ def evaluate_and_report(
             title=f"BLEU by source length ({test.name} {test.split})",
         )
     }
-    write_bleu_by_length(out, tables)
-    for extension in ("tsv", "md"):
-        files[f"bleu_by_length_{extension}"] = os.path.join(
-            out, BLEU_BY_LENGTH.format(extension=extension)
-        )
+    files.update(write_bleu_by_length(out, tables))
     files["attention_png"] = plot_attention_examples(
         out, translator, test.source, attention_plots, beam_size, say
     )
