@@ -39,15 +39,19 @@ none, reversing the source, input feeding, local against global attention, ...) 
 for significance: paired bootstrap resampling of the rows' test BLEU with beam search
 (`zoo.evaluation.compare_systems`, as `python -m zoo compare` runs it), p < 0.05 marking a
 difference as beyond chance. It reads each row's beam translations,
-OUT/<row>/translations.<test split>.beam.txt, which the row's run writes and git does not
-keep; where they are missing (or are not the recorded run's: their BLEU differs from the
-recorded one), the table says so and how to produce them. Each verdict is recorded in git
-too, in bench/paper_table/<N>_epochs/significance.json with both rows' recorded BLEU, and
-reused while both rows stay the recorded runs: a table rewritten on another machine, without
-the translations, keeps it, and a retrained row's comparisons are run again.
+OUT/<row>/translations.<test split>.beam.txt, which the row's run writes, and keeps a copy of
+them in git beside the row's metrics, bench/paper_table/<N>_epochs/<row>.translations.<test
+split>.beam.txt.gz (gzip, about 20 kB), which it reads where the run folder is gone: a table
+written on another machine, or after one row of a pair is trained again, still tests the
+pair. Translations that are not the recorded run's (their BLEU differs from the recorded one)
+count as missing, and the table says which rows miss them and how to produce them. Each
+verdict is recorded too, in bench/paper_table/<N>_epochs/significance.json with both rows'
+recorded BLEU, and reused while both rows stay the recorded runs, for rows recorded before
+their translations were kept.
 """
 
 import argparse
+import gzip
 import json
 import math
 import pathlib
@@ -74,13 +78,17 @@ EPOCHS = 12  # the table's epochs by default, and the table that --readme writes
 INTERRUPTED_CODES = (128 + signal.SIGINT, 128 + signal.SIGTERM)
 
 
+SIGNIFICANCE_FILE = "significance.json"  # in recorded_folder(N): the verdicts
+
+
+def recorded_folder(epochs):
+    """bench/paper_table/<epochs>_epochs: the rows' metrics, their beam translations and the
+    significance verdicts, recorded in git."""
+    return RECORDED_DIR / f"{epochs}_epochs"
+
+
 def recorded_path(label, epochs):
-    return RECORDED_DIR / f"{epochs}_epochs" / f"{label}.json"
-
-
-def significance_path(epochs):
-    """The recorded significance verdicts of the rows recorded for `epochs` epochs."""
-    return RECORDED_DIR / f"{epochs}_epochs" / "significance.json"
+    return recorded_folder(epochs) / f"{label}.json"
 
 
 # label -> (recipe, extra flags, the paper's row it reproduces)
@@ -153,7 +161,7 @@ def recorded(label, epochs):
 
 def run_row(label, epochs, out, note=None, retrain=False):
     """Trains and evaluates one row (its log in OUT/<label>.log, which a resumed run appends
-    to), records its metrics in bench/paper_table/<label>.json (with `note`, if given, as
+    to), records its metrics in bench/paper_table/<epochs>_epochs/<label>.json (with `note`, if given, as
     "run_note") and returns them; a row recorded for `epochs` epochs is reused, unless
     `retrain`.
 
@@ -316,7 +324,13 @@ SAME_RUN_BLEU = 0.005  # translations or a verdict are the recorded run's within
 
 
 def translations_path(out, label, metrics):
+    """The beam translations of the test split that the row's run wrote in its folder."""
     return out / label / TRANSLATIONS_FILE.format(split=metrics["test_split"], search="beam")
+
+
+def kept_translations_path(recorded, label, metrics):
+    """The copy of the row's beam translations kept in the `recorded` folder (gzip)."""
+    return recorded / f"{label}.{translations_path(pathlib.Path(), label, metrics).name}.gz"
 
 
 def _shown(path):
@@ -337,23 +351,39 @@ def _references(metrics, cache):
     return cache[key, limit]
 
 
-def _translations(label, metrics, out, cache):
-    """The row's beam translations and references, or None when its file is missing or holds
-    another run's translations (their BLEU is not the recorded one)."""
+def _lines(text):
+    return text.split("\n")[:-1] if text.endswith("\n") else text.split("\n")
+
+
+def _translations(label, metrics, out, recorded, cache):
+    """The row's beam translations and references, from its run folder (OUT/<label>) or,
+    where that holds none, from their copy kept in `recorded` (None: no copy); None when
+    neither holds the recorded run's (their BLEU is not the recorded one).
+
+    A run folder's translations that are the recorded run's are kept in `recorded`, gzipped
+    (deterministic bytes, so an unchanged copy is not rewritten)."""
     from zoo.evaluation import corpus_scores
 
-    path = translations_path(out, label, metrics)
-    if not path.is_file():
-        return None
-    with open(path, encoding="utf-8", newline="") as f:
-        text = f.read()
-    lines = text.split("\n")[:-1] if text.endswith("\n") else text.split("\n")
     references = _references(metrics, cache)
-    if len(lines) != len(references):
-        return None
-    if abs(corpus_scores(lines, references)["bleu"] - metrics["bleu"]) > SAME_RUN_BLEU:
-        return None
-    return lines, references
+    run_path = translations_path(out, label, metrics)
+    kept = None if recorded is None else kept_translations_path(recorded, label, metrics)
+    for path in (run_path, kept):
+        if path is None or not path.is_file():
+            continue
+        raw = path.read_bytes()
+        text = (gzip.decompress(raw) if path == kept else raw).decode("utf-8")
+        lines = _lines(text)
+        if len(lines) != len(references):
+            continue
+        if abs(corpus_scores(lines, references)["bleu"] - metrics["bleu"]) > SAME_RUN_BLEU:
+            continue
+        if path == run_path and kept is not None:
+            packed = gzip.compress(text.encode("utf-8"), mtime=0)
+            if not kept.is_file() or kept.read_bytes() != packed:
+                kept.parent.mkdir(parents=True, exist_ok=True)
+                kept.write_bytes(packed)
+        return lines, references
+    return None
 
 
 def _verdict(baseline, row, found):
@@ -399,13 +429,15 @@ def _saved_verdicts(path, results):
     return saved
 
 
-def significance(results, out, record=None):
+def significance(results, out, recorded=None):
     """Markdown: whether each difference of PAIRS between recorded rows is significant (paired
     bootstrap resampling of test BLEU, beam), or what it needs where translations are missing.
 
-    `record` (a path, or None for none): a JSON file of verdicts, read for the pairs whose
-    translations are missing (a verdict holds while both rows' recorded BLEU is the one it was
-    computed with) and rewritten with every verdict the table shows."""
+    `recorded` (a folder, or None for none: `recorded_folder(N)` for the table): where the
+    rows' translations are kept (`_translations`), and its SIGNIFICANCE_FILE, the verdicts,
+    read for the pairs whose translations are missing (a verdict holds while both rows'
+    recorded BLEU is the one it was computed with) and rewritten with every verdict the table
+    shows."""
     from zoo.evaluation.significance import DEFAULT_SAMPLES, DEFAULT_SEED
 
     pairs = [p for p in PAIRS if p[0] in results and p[1] in results]
@@ -413,7 +445,8 @@ def significance(results, out, record=None):
         return ""
     cache, found = {}, {}
     for label in dict.fromkeys(label for pair in pairs for label in pair[:2]):
-        found[label] = _translations(label, results[label], out, cache)
+        found[label] = _translations(label, results[label], out, recorded, cache)
+    record = None if recorded is None else pathlib.Path(recorded) / SIGNIFICANCE_FILE
     saved = _saved_verdicts(record, results)
     verdicts = {}
     for baseline, row, _ in pairs:
@@ -422,8 +455,8 @@ def significance(results, out, record=None):
         elif (baseline, row) in saved:
             verdicts[baseline, row] = saved[baseline, row]
     if record is not None:
-        text = json.dumps(list(verdicts.values()), indent=2) + "\n"
-        pathlib.Path(record).write_text(text)
+        record.parent.mkdir(parents=True, exist_ok=True)
+        record.write_text(json.dumps(list(verdicts.values()), indent=2) + "\n")
     head = (
         "Significance of the differences the papers' findings rest on: paired bootstrap "
         f"resampling of test BLEU (beam), {DEFAULT_SAMPLES['bs']} resamples, seed "
@@ -454,14 +487,15 @@ def significance(results, out, record=None):
     ]
     if missing:
         split = results[missing[0]]["test_split"]
-        folder = f"{_shown(out)}/ROW"
-        path = f"{folder}/{TRANSLATIONS_FILE.format(split=split, search='beam')}"
+        folder, name = f"{_shown(out)}/ROW", TRANSLATIONS_FILE.format(split=split, search="beam")
+        path = f"{folder}/{name}"
         out_flag = "" if out == DEFAULT_OUT.resolve() else f" --out {_shown(out)}"
+        kept = "" if recorded is None else f", or their copy `{_shown(recorded)}/ROW.{name}.gz`"
         lines += [
             "" if tested else None,
             f"Not tested ({len(untested)} of {len(pairs)} comparisons): the test "
             f"reads each row's beam translations of {split}, `{path}`, which the row's run "
-            "writes and git does not keep; they are missing (or are another run's) for "
+            f"writes{kept}; they are missing (or are another run's) for "
             f"{', '.join(missing)}. To produce them, train the row again, `python "
             f"bench/paper_table.py --rows ROW --retrain{out_flag}`, or translate with its "
             f"delivered model folder, `python -m zoo evaluate {folder} --split {split} "
@@ -573,7 +607,7 @@ def main(argv=None):
     # run of some rows adds them to those recorded earlier.
     results = {label: m for label in ROWS if (m := recorded(label, args.epochs)) is not None}
     if results:
-        notes = significance(results, out, significance_path(args.epochs))
+        notes = significance(results, out, recorded_folder(args.epochs))
         write_outputs(results, out, notes)
         if args.readme:
             update_readme(args.readme, results, out, notes)

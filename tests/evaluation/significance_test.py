@@ -202,28 +202,49 @@ def test_the_paper_table_tests_the_pairs_whose_translations_it_finds(
     assert "Not tested (2 of 2 comparisons)" in nothing and "| yes |" not in nothing
 
 
-def test_the_paper_table_keeps_recorded_verdicts_while_their_rows_stay_the_same(
+def test_the_paper_table_keeps_translations_and_verdicts_while_their_rows_stay_the_same(
     data_dir, tmp_path, monkeypatch
 ):
-    """A verdict recorded with the translations stands in for them once they are gone, and
-    falls when one of its rows is another run (its recorded BLEU changed)."""
+    """The recorded runs' translations are kept (gzip) in the recorded folder and stand in for
+    the run folders once those are gone; a verdict recorded with them stands in for both; the
+    verdict falls when one of its rows is another run (its recorded BLEU changed)."""
+    import gzip
     import json
 
     paper_table, results, translations, references = _paper_table_rows(tmp_path, monkeypatch)
-    record = tmp_path / "significance.json"
+    baseline, row = "luong_local_p_general", "luong_local_p_general_feed"
+    recorded = tmp_path / "recorded"
+    record = recorded / paper_table.SIGNIFICANCE_FILE
     line = _feed_verdict(references, translations)
-    assert line in paper_table.significance(results, tmp_path, record)
-    assert [(v["baseline"], v["row"]) for v in json.loads(record.read_text())] == [
-        ("luong_local_p_general", "luong_local_p_general_feed")
-    ]
+    assert line in paper_table.significance(results, tmp_path, recorded)
+    assert [(v["baseline"], v["row"]) for v in json.loads(record.read_text())] == [(baseline, row)]
+    kept = {
+        label: paper_table.kept_translations_path(recorded, label, m)
+        for label, m in results.items()
+    }
+    assert kept[row].name == f"{row}.translations.test2016.beam.txt.gz"
+    for label in (baseline, row):
+        assert (
+            gzip.decompress(kept[label].read_bytes()).decode().split("\n")[:-1]
+            == translations[label]
+        )
+    assert not kept["luong_global_general"].exists()  # another run's translations: not kept
 
-    elsewhere = tmp_path / "elsewhere"  # no translations: the recorded verdict stands
-    again = paper_table.significance(results, elsewhere, record)
+    elsewhere = tmp_path / "elsewhere"  # no run folders: the kept translations are tested
+    record.unlink()
+    again = paper_table.significance(results, elsewhere, recorded)
     assert line in again and "Not tested (1 of 2 comparisons)" in again
-    assert "for luong_global_general, luong_local_p_general." in again
+    assert "(or are another run's) for luong_global_general." in again
+    assert f"or their copy `{recorded}/ROW.translations.test2016.beam.txt.gz`" in again
+
+    for label in (baseline, row):  # no translations at all: the recorded verdict stands
+        kept[label].unlink()
+    again = paper_table.significance(results, elsewhere, recorded)
+    assert line in again and "Not tested (1 of 2 comparisons)" in again
+    assert f"for luong_global_general, {baseline}." in again
     assert len(json.loads(record.read_text())) == 1
 
-    results["luong_local_p_general_feed"]["bleu"] += 0.01  # the row was trained again
-    retrained = paper_table.significance(results, elsewhere, record)
+    results[row]["bleu"] += 0.01  # the row was trained again
+    retrained = paper_table.significance(results, elsewhere, recorded)
     assert "| yes |" not in retrained and "Not tested (2 of 2 comparisons)" in retrained
     assert json.loads(record.read_text()) == []
