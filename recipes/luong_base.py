@@ -6,10 +6,10 @@ rows: the encoder's final LSTM states start the decoder, which predicts
 
     h_t = LSTM stack(E y_{t-1}, h_{t-1}),  p(y_t | y_<t, x) = softmax(W_s h_t)   (eq. 4)
 
-Table 1 (WMT'14 English->German): Base 11.3 BLEU; + reverse 12.6 (--reverse-source, the
-default here); + dropout 14.0 (--dropout 0.2; the default here is 0.3, and the encoder's
-first layer reads both ways, --no-bidirectional for the paper's). `--no-reverse-source
---no-bidirectional --dropout 0` gives the plain "Base" row. Attention (luong_global_*.py,
+Table 1 (WMT'14 English->German): Base 11.3 BLEU; + reverse 12.6 (--reverse-source);
++ dropout 14.0 (--dropout 0.2). `--help` gives each model flag's default at every --size
+(zoo.models.presets); `--no-reverse-source --no-bidirectional --dropout 0` gives the plain
+"Base" row. Attention (luong_global_*.py,
 luong_local_*.py) adds up to 5 BLEU on top of this system.
 
 Measured results of the recipes: docs/papers.md.
