@@ -251,3 +251,46 @@ def test_training_guide_states_the_library_training_profiles():
                 assert f"after epoch {profile['decay_after']}," in cell, (family, cell)
             limit = profile["max_minutes"]
             assert (f"at most {limit:g} minutes" if limit else "no time limit") in cell
+
+
+def _size_tables(text):
+    """The rows of training.md's Sizes tables, a list per table: (label, [tiny, base, paper])."""
+    section = text.split("\n## Sizes\n", 1)[1].split("\n## ", 1)[0]
+    tables = re.split(r"\n\n(?=\| argument \|)", section)[1:]
+    row = re.compile(r"^\| (`\w+`[^|]*) \| ([^|]+) \| ([^|]+) \| ([^|]+) \|$", re.MULTILINE)
+    return [[(m[1], [m[2], m[3], m[4]]) for m in row.finditer(table)] for table in tables]
+
+
+def _stated(cell):
+    """A table cell's value: yes/no as booleans, numbers as floats."""
+    cell = cell.strip()
+    return {"yes": True, "no": False}[cell] if cell in ("yes", "no") else float(cell)
+
+
+def test_training_guide_states_the_preset_sizes():
+    """Every value of the Sizes tables is the preset's, and every preset argument but the
+    attention, score and tying (a recipe's own choices) is in them."""
+    from zoo.models import attention_presets, preset_arguments, presets
+
+    text = (REPO / "docs" / "training.md").read_text(encoding="utf-8")
+    bahdanau, luong = _size_tables(text)
+    families = (
+        (bahdanau, [p for p in presets() if p.startswith("bahdanau")]),
+        (luong, [p for p in attention_presets() if p.startswith("luong")]),
+    )
+    for rows, names in families:
+        stated = {}
+        for label, cells in rows:
+            argument = re.match(r"`(\w+)`", label)[1]
+            for name in names:
+                if "RNN" in label and name.split("_")[1] not in label.lower():
+                    continue  # a row of the other Bahdanau preset
+                for size, cell in zip(("tiny", "base", "paper"), cells, strict=True):
+                    value = preset_arguments(name, size)[argument]
+                    stated_value = _stated(cell)
+                    assert stated_value == value, (label, name, size, cell, value)
+                    assert isinstance(stated_value, bool) == isinstance(value, bool), label
+                    stated.setdefault(name, set()).add(argument)
+        for name in names:
+            own = set(preset_arguments(name)) - {"attention", "score", "tie_embeddings"}
+            assert stated[name] == own, name

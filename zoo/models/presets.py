@@ -1,21 +1,17 @@
 """The papers' configurations as named presets, each in three sizes.
 
-Sizes:
-- `tiny`: unit tests (embeddings 16, 32 units; Luong: bidirectional first layer and input
-  feeding, so that the tests run both).
-- `base`: trains on one machine (Bahdanau: embeddings 256, bidirectional GRU 256 per
-  direction, GRU decoder 512, maxout 256 (pairs of a 512 readout), dropout 0.3 on the
-  embeddings and the maxout output (the paper mentions none; small corpora such as Multi30k
-  need it); Luong: embeddings 256, 2 LSTM layers of 512, D = 10, uniform init in [-0.1, 0.1]
-  as in the paper, and three departures from the paper: a bidirectional first encoder layer
-  (256 per direction), no input feeding (the decoder then runs in one pass) and dropout 0.3
-  (the paper: 0.2). docs/training.md says why, docs/papers.md compares them with the
-  paper's choices.
-- `paper`: the papers' sizes. Bahdanau et al. 2014 appendix A.2/B: 620-dim embeddings, 1000
-  hidden units (per direction in the encoder), alignment model n' = 1000, maxout 500,
-  30k vocabularies. Luong et al. 2015 §4.1: 4 LSTM layers of 1000 cells, 1000-dim
-  embeddings, dropout 0.2, uniform init in [-0.1, 0.1], D = 10, reversed source, a
-  unidirectional encoder, 50k vocabularies (pass the vocabulary sizes to `build`).
+Sizes (the values: the dicts below, which docs/training.md tabulates):
+- `tiny`: unit tests (Luong: a bidirectional first layer and input feeding, so that the
+  tests run both).
+- `base`: trains on one machine. Bahdanau: dropout on the embeddings and the maxout output
+  (the paper mentions none; small corpora such as Multi30k need it). Luong: the paper's
+  uniform initialisation and window, and three departures from the paper: a bidirectional
+  first encoder layer (half the units per direction), no input feeding (the decoder then
+  runs in one pass) and more dropout. docs/training.md says why, docs/papers.md compares
+  them with the paper's choices.
+- `paper`: the papers' sizes: Bahdanau et al. 2014 appendix A.2/B and Luong et al. 2015
+  section 4.1 (a reversed source, a unidirectional encoder). `build` takes the vocabulary
+  sizes (the papers': DEFAULT_VOCAB_SIZES).
 
 Every preset takes `tie_embeddings` (default `TIE_EMBEDDINGS`, off: the papers' separate
 output matrix; on at `base` for `TIED_AT_BASE`, the main job's preset, where it trained the
@@ -24,10 +20,6 @@ layer read the target embedding matrix (Press and Wolf 2017), through a projecti
 embedding size where the readout is larger or smaller (Luong's h~ has `units` features,
 Bahdanau's maxout output `maxout_units`); "three_way" reads the source with it too (equal
 vocabulary sizes).
-
-`location` attention scores a fixed number of source positions: max_length = 32 (tiny),
-100 (base and paper; Luong et al. trained on sentences of at most 50 words, 100 leaves room
-for longer test sentences).
 
 Example:
     model = zoo.models.build("luong_local_p_general", size="base", source_vocab_size=8000,
@@ -82,7 +74,7 @@ _LUONG_PAPER = dict(
     input_feeding=True,
     init_scale=0.1,
     window=WINDOW,
-    max_length=100,
+    max_length=100,  # location attention's positions: Luong et al. trained on <= 50 words
 )
 _LUONG_SIZES = {
     "tiny": dict(
