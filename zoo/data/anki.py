@@ -16,7 +16,7 @@ ENGLISH = "en"
 
 def load(
     corpus, file_name, source_lang, target_lang, split,
-    val_fraction=0.05, test_fraction=0.05, seed=0, **_unused,
+    val_fraction, test_fraction, seed, **_unused,
 ):  # fmt: skip
     """(sources, targets) of `split` of `$ZOO_DATA_DIR/<corpus>/<file_name>`, in the direction
     the languages give (one of them English, the file's first column)."""

@@ -20,9 +20,9 @@ from collections.abc import Callable, Mapping
 
 from zoo.data import anki, multi30k, tfds_corpus
 from zoo.data.splits import SPLITS as HASH_SPLITS
+from zoo.data.splits import VALIDATION_NAMES
 
 DEFAULT_CORPUS = "multi30k"
-VALIDATION_NAMES = ("val", "validation", "dev")
 LANGUAGE_ALIASES = {"eng": "en", "spa": "es", "fra": "fr", "fre": "fr", "deu": "de", "ces": "cs"}
 TFDS_PREFIX = "tfds:"
 TFDS_SPLITS = ("train", "validation", "test")

@@ -25,7 +25,7 @@ from zoo.data.corpora import CORPORA, find_corpus, language_code
 from zoo.data.errors import MissingDataError
 from zoo.data.pipeline import make_dataset
 from zoo.data.readers import read_parallel, read_tsv
-from zoo.data.splits import split_pairs
+from zoo.data.splits import TEST_FRACTION, VAL_FRACTION, split_pairs
 
 logger = logging.getLogger("zoo.data")
 
@@ -84,8 +84,8 @@ def load_corpus(
     source_lang,
     target_lang,
     split="train",
-    val_fraction=0.05,
-    test_fraction=0.05,
+    val_fraction=VAL_FRACTION,
+    test_fraction=TEST_FRACTION,
     seed=0,
     download=True,
     tfds_data_dir=None,

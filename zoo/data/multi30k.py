@@ -19,6 +19,7 @@ import keras
 from zoo.data.errors import MissingDataError
 from zoo.data.paths import cache_dir, data_dir
 from zoo.data.readers import read_parallel
+from zoo.data.splits import VALIDATION_NAMES
 from zoo.data.streamed_corpus import StreamedCorpus
 
 logger = logging.getLogger("zoo.data")
@@ -27,7 +28,7 @@ COMMIT = "a3d2e0d26b56f3846f66a952536ffed4e401d05a"
 BASE_URL = f"https://raw.githubusercontent.com/multi30k/dataset/{COMMIT}/data/task1/raw/"
 LANGUAGES = ("de", "en", "fr", "cs")
 SPLITS = ("train", "val", "test2016")
-SPLIT_ALIASES = {"validation": "val", "dev": "val", "test": "test2016"}
+SPLIT_ALIASES = {**dict.fromkeys(VALIDATION_NAMES, "val"), "test": "test2016"}
 _REMOTE_NAMES = {"train": "train", "val": "val", "test2016": "test_2016_flickr"}
 # sha256 of the .gz files at COMMIT (see shared/data/multi30k/PROVENANCE.md).
 SHA256 = {

@@ -10,6 +10,9 @@ file's order or on the translation direction, and no sentence lands in two split
 import hashlib
 
 SPLITS = ("train", "val", "test")
+VALIDATION_NAMES = ("val", "validation", "dev")  # what names the validation split, anywhere
+VAL_FRACTION = 0.05  # of the distinct-sentence groups, by default
+TEST_FRACTION = 0.05
 
 
 def _unit_hash(text, seed):
@@ -17,7 +20,7 @@ def _unit_hash(text, seed):
     return int.from_bytes(digest[:8], "big") / 2.0**64
 
 
-def assign_splits(column0, column1, val_fraction=0.05, test_fraction=0.05, seed=0):
+def assign_splits(column0, column1, val_fraction=VAL_FRACTION, test_fraction=TEST_FRACTION, seed=0):
     """Returns a list with "train", "val" or "test" for each pair `(column0[i], column1[i])`."""
     for name, value in (("val_fraction", val_fraction), ("test_fraction", test_fraction)):
         if not 0.0 <= value < 1.0:
@@ -60,13 +63,13 @@ def assign_splits(column0, column1, val_fraction=0.05, test_fraction=0.05, seed=
     return assignment
 
 
-def split_pairs(column0, column1, split, val_fraction=0.05, test_fraction=0.05, seed=0, where=""):
+def split_pairs(column0, column1, split, val_fraction, test_fraction, seed, where=""):
     """The pairs of `split` ("train", "val" or "test"; "validation" and "dev" mean "val") as
     (column0 part, column1 part), by `assign_splits`; `where` names the corpus in errors.
 
     Raises ValueError for another split name, or when the split has no pairs.
     """
-    if split in ("validation", "dev"):
+    if split in VALIDATION_NAMES:
         split = "val"
     if split not in SPLITS:
         raise ValueError(f"{where} has the splits {SPLITS}, received {split!r}.")
