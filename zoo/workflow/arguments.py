@@ -37,6 +37,7 @@ from zoo.workflow.report import (
     BLEU_BY_LENGTH,
     METRICS_FILE,
     TRANSLATIONS_FILE,
+    VOCABULARY_FILE,
 )
 from zoo.workflow.selection import AVERAGED_FILE
 from zoo.workflow.training_flags import add_training_flags
@@ -58,7 +59,7 @@ when no local copy exists (docs/corpora.md).
 
 Output (--out): {MODEL_FILE} (best by --validation-metric), {AVERAGED_FILE} (the mean
 of the last checkpoints; {CONFIG_FILE}'s "model_file" names the one delivered),
-{SOURCE_TOKENIZER_DIR}/, {TARGET_TOKENIZER_DIR}/, vocab.<lang>.txt, {SERVING_DIR}/
+{SOURCE_TOKENIZER_DIR}/, {TARGET_TOKENIZER_DIR}/, {VOCABULARY_FILE.format(lang="<lang>")}, {SERVING_DIR}/
 (SavedModel: translate strings without zoo), {METRICS_FILE},
 {TRANSLATIONS_FILE.format(split="<split>", search="{greedy,beam}")},
 {BLEU_BY_LENGTH.format(extension="{png,tsv,md}")}, {ATTENTION_PLOT.format(index="*")},

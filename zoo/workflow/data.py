@@ -42,7 +42,7 @@ from zoo.text import load_tokenizer, train_tokenizer
 from zoo.training import PerWorkerDataset
 from zoo.translator import SOURCE_TOKENIZER_DIR, TARGET_TOKENIZER_DIR
 from zoo.workflow.data_flags import STREAM_ABOVE_MB
-from zoo.workflow.report import write_lines
+from zoo.workflow.report import VOCABULARY_FILE, write_lines
 from zoo.workflow.training_flags import subword_regularization
 
 STREAM_ABOVE_BYTES = STREAM_ABOVE_MB * 2**20  # Multi30k's training files hold 4 MB
@@ -142,7 +142,7 @@ def tokenizers(args, train, out, chief, say):
         if chief:
             shutil.rmtree(directory, ignore_errors=True)
             tokenizer.save(directory)
-            _write_vocabulary(tokenizer, os.path.join(out, f"vocab.{lang}.txt"))
+            _write_vocabulary(tokenizer, os.path.join(out, VOCABULARY_FILE.format(lang=lang)))
         made.append(tokenizer)
     return made
 
@@ -164,7 +164,7 @@ def _shared_tokenizer(args, sides, directories, out, chief, say):
         for directory, lang in zip(directories, (args.source_lang, args.target_lang), strict=True):
             shutil.rmtree(directory, ignore_errors=True)
             tokenizer.save(directory)
-            _write_vocabulary(tokenizer, os.path.join(out, f"vocab.{lang}.txt"))
+            _write_vocabulary(tokenizer, os.path.join(out, VOCABULARY_FILE.format(lang=lang)))
     return [tokenizer, tokenizer]
 
 

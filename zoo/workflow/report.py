@@ -24,6 +24,7 @@ METRICS_FILE = "metrics.json"  # written by zoo.workflow.run from what evaluate_
 TRANSLATIONS_FILE = "translations.{split}.{search}.txt"  # search: "greedy" or "beam"
 BLEU_BY_LENGTH = "bleu_by_length.{extension}"  # png, tsv, md
 ATTENTION_PLOT = "attention_{index}.png"
+VOCABULARY_FILE = "vocab.{lang}.txt"  # written by zoo.workflow.data: one piece a line
 
 
 def write_lines(path, lines):
