@@ -35,7 +35,9 @@ PEER_README = {
 if str(REPO_DIR) not in sys.path:  # `python bench/x.py` from anywhere
     sys.path.insert(0, str(REPO_DIR))
 
+from zoo.models.presets import SIZES  # noqa: E402
 from zoo.testing.backend_run import BACKENDS, backend_installed  # noqa: E402
+from zoo.training.precision import PRECISIONS  # noqa: E402
 
 
 def tokenizers(vocab_size=None, source="de", target="en", cache_dir=None, quiet=False):
@@ -174,19 +176,18 @@ def parse_preset(spec):
 
 def add_model_arguments(parser):
     """`--size` and `--precision`, shared by the benchmark scripts."""
-    parser.add_argument(
-        "--size", default="base", help="preset size: tiny, base, paper (default: base)"
-    )
+    parser.add_argument("--size", default="base", choices=SIZES, help="preset size (default: base)")
     parser.add_argument(
         "--precision",
-        default="float32",
-        help="Keras dtype policy: float32, mixed_float16, mixed_bfloat16 (default: float32)",
+        default=PRECISIONS[0],
+        choices=PRECISIONS,
+        help=f"Keras dtype policy (default: {PRECISIONS[0]})",
     )
 
 
 BACKEND_HELP = (
     "comma-separated Keras backends, each measured in its own process and shown side by "
-    "side: tensorflow, jax, torch (default: KERAS_BACKEND, else tensorflow)"
+    f"side: {', '.join(BACKENDS)} (default: KERAS_BACKEND, else tensorflow)"
 )
 
 
