@@ -161,9 +161,9 @@ def recorded(label, epochs):
 
 def run_row(label, epochs, out, note=None, retrain=False):
     """Trains and evaluates one row (its log in OUT/<label>.log, which a resumed run appends
-    to), records its metrics in bench/paper_table/<epochs>_epochs/<label>.json (with `note`, if given, as
-    "run_note") and returns them; a row recorded for `epochs` epochs is reused, unless
-    `retrain`.
+    to), records its metrics in bench/paper_table/<epochs>_epochs/<label>.json (with `note`,
+    if given, as "run_note") and returns them; a row recorded for `epochs` epochs is reused,
+    unless `retrain`.
 
     The recipe resumes a run folder it finds (OUT/<label>): an interrupted run goes on from
     its last checkpoint. So `retrain` refuses a folder that holds a finished run (its
