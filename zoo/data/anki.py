@@ -14,12 +14,10 @@ from zoo.data.splits import split_pairs
 ENGLISH = "en"
 
 
-def load(
-    corpus, file_name, source_lang, target_lang, split,
-    val_fraction, test_fraction, seed, **_unused,
-):  # fmt: skip
+def load(corpus, file_name, source_lang, target_lang, split, options):
     """(sources, targets) of `split` of `$ZOO_DATA_DIR/<corpus>/<file_name>`, in the direction
-    the languages give (one of them English, the file's first column)."""
+    the languages give (one of them English, the file's first column), split as `options`
+    (a `LoadOptions`) says."""
     path = data_dir() / corpus / file_name
     if not path.is_file():
         raise MissingDataError(
@@ -27,5 +25,7 @@ def load(
             f"{corpus}/{file_name} (the tab-separated file from https://www.manythings.org/anki/)."
         )
     english, other = read_tsv(path)
-    english, other = split_pairs(english, other, split, val_fraction, test_fraction, seed, corpus)
+    english, other = split_pairs(
+        english, other, split, options.val_fraction, options.test_fraction, options.seed, corpus
+    )
     return (english, other) if source_lang == ENGLISH else (other, english)

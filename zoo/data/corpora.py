@@ -41,10 +41,9 @@ class CorpusInfo:
         default_pair: (source, target), or {family: (source, target)} where the papers
             differ; None when there is none.
         splits: its split names; `validation_split` and `test_split` are two of them.
-        load: `load(source_lang, target_lang, split, **options) -> (sources, targets)`, two
-            lists of str. Called with checked languages and a split of `splits`; options are
-            val_fraction, test_fraction, seed (hash splits), download and tfds_data_dir, and
-            a loader reads those it uses.
+        load: `load(source_lang, target_lang, split, options) -> (sources, targets)`, two
+            lists of str. Called with checked languages, a split of `splits` and a
+            `zoo.data.load_options.LoadOptions`, of which a loader reads what concerns it.
         open_stream: `open_stream(source_lang, target_lang, split, tfds_data_dir=None) ->
             StreamedCorpus`, called as `load` is; None for a corpus read in memory only.
         tfds_datasets: for a TFDS corpus, its dataset name, or {frozenset({lang, lang}):

@@ -23,6 +23,7 @@ import os
 
 from zoo.data.corpora import CORPORA, find_corpus, language_code
 from zoo.data.errors import MissingDataError
+from zoo.data.load_options import LoadOptions
 from zoo.data.pipeline import make_dataset
 from zoo.data.readers import read_parallel, read_tsv
 from zoo.data.splits import TEST_FRACTION, VAL_FRACTION, split_pairs
@@ -113,11 +114,8 @@ def load_corpus(
     if info is not None:
         info.check_languages(source_lang, target_lang)
         split = info.canonical_split(split)
-        sources, targets = info.load(
-            source_lang, target_lang, split,
-            val_fraction=val_fraction, test_fraction=test_fraction, seed=seed,
-            download=download, tfds_data_dir=tfds_data_dir,
-        )  # fmt: skip
+        options = LoadOptions(val_fraction, test_fraction, seed, download, tfds_data_dir)
+        sources, targets = info.load(source_lang, target_lang, split, options)
     elif os.path.isdir(name):
         raise ValueError(
             f"Corpus {name!r} is a directory; expected {', '.join(map(repr, CORPORA))}, "

@@ -121,14 +121,17 @@ def multi30k_path(split, lang, download=True):
     return download_file(split, lang, how=f"It is not in {local.parent} either. {how}")
 
 
-def load(source_lang, target_lang, split, download=True, **_unused):
-    """The registry's loader: (sources, targets) of `split` (see zoo.data.corpora)."""
-    paths = [multi30k_path(split, lang, download=download) for lang in (source_lang, target_lang)]
+def load(source_lang, target_lang, split, options):
+    """The registry's loader: (sources, targets) of `split` (see zoo.data.corpora); of
+    `options` (a `LoadOptions`) it reads `download`."""
+    languages = (source_lang, target_lang)
+    paths = [multi30k_path(split, lang, download=options.download) for lang in languages]
     return read_parallel(*paths)
 
 
-def open_stream(source_lang, target_lang, split, **_unused):
-    """The registry's stream opener: `split` as a `StreamedCorpus` of the two files."""
+def open_stream(source_lang, target_lang, split, tfds_data_dir=None):
+    """The registry's stream opener: `split` as a `StreamedCorpus` of the two files
+    (`tfds_data_dir`, which the registry passes every opener, concerns TFDS corpora only)."""
     split = canonical_split(split)
     paths = tuple(str(multi30k_path(split, lang)) for lang in (source_lang, target_lang))
     return StreamedCorpus("multi30k", source_lang, target_lang, split, "parallel", (paths,))

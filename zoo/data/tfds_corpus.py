@@ -67,13 +67,13 @@ def load_tfds_pairs(name, source_lang, target_lang, split, data_dir=None, downlo
     return sources, targets
 
 
-def load(
-    corpus, datasets, source_lang, target_lang, split,
-    download=True, tfds_data_dir=None, **_unused,
-):  # fmt: skip
-    """The registry's loader for a TFDS corpus: (sources, targets) of `split`."""
+def load(corpus, datasets, source_lang, target_lang, split, options):
+    """The registry's loader for a TFDS corpus: (sources, targets) of `split`; of `options`
+    (a `LoadOptions`) it reads `download` and `tfds_data_dir`."""
     name = dataset_name(corpus, datasets, source_lang, target_lang)
-    return load_tfds_pairs(name, source_lang, target_lang, split, tfds_data_dir, download)
+    return load_tfds_pairs(
+        name, source_lang, target_lang, split, options.tfds_data_dir, options.download
+    )
 
 
 def open_stream(corpus, datasets, source_lang, target_lang, split, tfds_data_dir=None):
