@@ -9,8 +9,8 @@ rows: the encoder's final LSTM states start the decoder, which predicts
 Table 1 (WMT'14 English->German): Base 11.3 BLEU; + reverse 12.6 (--reverse-source);
 + dropout 14.0 (--dropout 0.2). `--help` gives each model flag's default at every --size
 (zoo.models.presets); `--no-reverse-source --no-bidirectional --dropout 0` gives the plain
-"Base" row. Attention (luong_global_*.py,
-luong_local_*.py) adds up to 5 BLEU on top of this system.
+"Base" row. Attention (luong_global_*.py, luong_local_*.py) adds up to 5 BLEU on top of
+this system.
 
 Measured results of the recipes: docs/papers.md.
 

@@ -9,9 +9,10 @@ step the top decoder state h_t attends to all source states h_bar_s with
     h~_t = tanh(W_c [c_t; h_t]),  p(y_t | ...) = softmax(W_s h~_t)   (eq. 5, 6)
 
 with input feeding (section 3.3), a stacked LSTM encoder reading the reversed source and
-dropout 0.2 between layers: that is `--size paper`. `--size base`, the default, changes some of these settings to train well on one
-machine: `--help` gives each model flag's default at every size (zoo.models.presets). The paper (section 5.3) found its
-concat to work poorly with its systems and reports no BLEU for it.
+dropout 0.2 between layers: that is `--size paper`. `--size base`, the default, changes
+some of these settings to train well on one machine: `--help` gives each model flag's
+default at every size (zoo.models.presets). The paper (section 5.3) found its concat to
+work poorly with its systems and reports no BLEU for it.
 
 Measured results of the recipes: docs/papers.md.
 

@@ -9,9 +9,10 @@ step the top decoder state h_t attends to all source states h_bar_s with
     h~_t = tanh(W_c [c_t; h_t]),  p(y_t | ...) = softmax(W_s h~_t)   (eq. 5, 6)
 
 with input feeding (section 3.3), a stacked LSTM encoder reading the reversed source and
-dropout 0.2 between layers: that is `--size paper`. `--size base`, the default, changes some of these settings to train well on one
-machine: `--help` gives each model flag's default at every size (zoo.models.presets). Paper (WMT'14 English->German, Table 4): perplexity 6.1, 17.3
-BLEU (19.1 with unknown-word replacement).
+dropout 0.2 between layers: that is `--size paper`. `--size base`, the default, changes
+some of these settings to train well on one machine: `--help` gives each model flag's
+default at every size (zoo.models.presets). Paper (WMT'14 English->German, Table 4):
+perplexity 6.1, 17.3 BLEU (19.1 with unknown-word replacement).
 
 Measured results of the recipes: docs/papers.md.
 

@@ -10,10 +10,12 @@ from h_t alone:
     h~_t = tanh(W_c [c_t; h_t]),  p(y_t | ...) = softmax(W_s h~_t)   (eq. 5, 6)
 
 with input feeding (section 3.3), a stacked LSTM encoder reading the reversed source and
-dropout 0.2 between layers: that is `--size paper`. `--size base`, the default, changes some of these settings to train well on one
-machine: `--help` gives each model flag's default at every size (zoo.models.presets). Paper (WMT'14 English->German, Tables 1 and 4): 16.8 BLEU
-without input feeding, perplexity 6.4 and 18.1 BLEU with it (19.3 with unknown-word
-replacement). The score addresses the first `max_length` source tokens (the preset's): the encoder reads a longer source whole, but attention gives its later
+dropout 0.2 between layers: that is `--size paper`. `--size base`, the default, changes
+some of these settings to train well on one machine: `--help` gives each model flag's
+default at every size (zoo.models.presets). Paper (WMT'14 English->German, Tables 1 and
+4): 16.8 BLEU without input feeding, perplexity 6.4 and 18.1 BLEU with it (19.3 with
+unknown-word replacement). The score addresses the first `max_length` source tokens (the
+preset's): the encoder reads a longer source whole, but attention gives its later
 positions zero weight, in training, search and export alike.
 
 Measured results of the recipes: docs/papers.md.

@@ -11,10 +11,12 @@ the decoder attends to a window [p_t - D, p_t + D] of source states only:
     h~_t = tanh(W_c [c_t; h_t]),  p(y_t | ...) = softmax(W_s h~_t)   (eq. 5, 6)
 
 with input feeding (section 3.3), a stacked LSTM encoder reading the reversed source,
-dropout 0.2 and D = 10 (--window): that is `--size paper`. `--size base`, the default, changes some of these settings to train well on one
-machine: `--help` gives each model flag's default at every size (zoo.models.presets). Paper (WMT'14 English->German, Tables 1 and 4): local-p
-(general) with input feeding is the best single system, perplexity 5.9 and 19.0 BLEU (20.9
-with unknown-word replacement); local-m (general): perplexity 6.2, 18.6 BLEU.
+dropout 0.2 and D = 10 (--window): that is `--size paper`. `--size base`, the default,
+changes some of these settings to train well on one machine: `--help` gives each model
+flag's default at every size (zoo.models.presets). Paper (WMT'14 English->German, Tables 1
+and 4): local-p (general) with input feeding is the best single system, perplexity 5.9 and
+19.0 BLEU (20.9 with unknown-word replacement); local-m (general): perplexity 6.2, 18.6
+BLEU.
 
 Measured results of the recipes: docs/papers.md.
 

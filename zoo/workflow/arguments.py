@@ -59,8 +59,8 @@ when no local copy exists (docs/corpora.md).
 
 Output (--out): {MODEL_FILE} (best by --validation-metric), {AVERAGED_FILE} (the mean
 of the last checkpoints; {CONFIG_FILE}'s "model_file" names the one delivered),
-{SOURCE_TOKENIZER_DIR}/, {TARGET_TOKENIZER_DIR}/, {VOCABULARY_FILE.format(lang="<lang>")}, {SERVING_DIR}/
-(SavedModel: translate strings without zoo), {METRICS_FILE},
+{SOURCE_TOKENIZER_DIR}/, {TARGET_TOKENIZER_DIR}/, {VOCABULARY_FILE.format(lang="<lang>")},
+{SERVING_DIR}/ (SavedModel: translate strings without zoo), {METRICS_FILE},
 {TRANSLATIONS_FILE.format(split="<split>", search="{greedy,beam}")},
 {BLEU_BY_LENGTH.format(extension="{png,tsv,md}")}, {ATTENTION_PLOT.format(index="*")},
 {LOG_DIR}/ (TensorBoard: tensorboard --logdir <out>/{LOG_DIR}), {CHECKPOINT_DIR}/.
