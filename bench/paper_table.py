@@ -323,14 +323,19 @@ PAIRS = (
 SAME_RUN_BLEU = 0.005  # translations or a verdict are the recorded run's within this BLEU
 
 
+def beam_file(split):
+    """The name of a run's beam translations of `split`, e.g. translations.test2016.beam.txt."""
+    return TRANSLATIONS_FILE.format(split=split, search="beam")
+
+
 def translations_path(out, label, metrics):
     """The beam translations of the test split that the row's run wrote in its folder."""
-    return out / label / TRANSLATIONS_FILE.format(split=metrics["test_split"], search="beam")
+    return out / label / beam_file(metrics["test_split"])
 
 
 def kept_translations_path(recorded, label, metrics):
     """The copy of the row's beam translations kept in the `recorded` folder (gzip)."""
-    return recorded / f"{label}.{translations_path(pathlib.Path(), label, metrics).name}.gz"
+    return recorded / f"{label}.{beam_file(metrics['test_split'])}.gz"
 
 
 def _shown(path):
@@ -487,7 +492,7 @@ def significance(results, out, recorded=None):
     ]
     if missing:
         split = results[missing[0]]["test_split"]
-        folder, name = f"{_shown(out)}/ROW", TRANSLATIONS_FILE.format(split=split, search="beam")
+        folder, name = f"{_shown(out)}/ROW", beam_file(split)
         path = f"{folder}/{name}"
         out_flag = "" if out == DEFAULT_OUT.resolve() else f" --out {_shown(out)}"
         kept = "" if recorded is None else f", or their copy `{_shown(recorded)}/ROW.{name}.gz`"
