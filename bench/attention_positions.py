@@ -40,9 +40,11 @@ def sentence_figures(weights):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("run", help="a recipe's output folder (model.keras, tokenizers)")
-    parser.add_argument("--split", default="val", help="Multi30k split (default: val)")
-    parser.add_argument("--limit", type=int, default=200, help="sentences (default: 200)")
-    parser.add_argument("--min-length", type=int, default=8, help="shortest source, words (8)")
+    parser.add_argument("--split", default="val", help="Multi30k split (default: %(default)s)")
+    parser.add_argument("--limit", type=int, default=200, help="sentences (default: %(default)s)")
+    parser.add_argument(
+        "--min-length", type=int, default=8, help="shortest source, in words (default: %(default)s)"
+    )
     args = parser.parse_args(argv)
 
     from zoo.data import load_corpus

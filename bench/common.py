@@ -176,18 +176,20 @@ def parse_preset(spec):
 
 def add_model_arguments(parser):
     """`--size` and `--precision`, shared by the benchmark scripts."""
-    parser.add_argument("--size", default="base", choices=SIZES, help="preset size (default: base)")
+    parser.add_argument(
+        "--size", default="base", choices=SIZES, help="preset size (default: %(default)s)"
+    )
     parser.add_argument(
         "--precision",
         default=PRECISIONS[0],
         choices=PRECISIONS,
-        help=f"Keras dtype policy (default: {PRECISIONS[0]})",
+        help="Keras dtype policy (default: %(default)s)",
     )
 
 
 BACKEND_HELP = (
     "comma-separated Keras backends, each measured in its own process and shown side by "
-    f"side: {', '.join(BACKENDS)} (default: KERAS_BACKEND, else tensorflow)"
+    f"side: {', '.join(BACKENDS)} (default: %(default)s, from KERAS_BACKEND, else tensorflow)"
 )
 
 

@@ -37,18 +37,22 @@ def parse_args(argv=None):
         description=__doc__.split("\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
     )
     p.add_argument("model_dir", help="a trained output folder")
-    p.add_argument("--data", default="multi30k", help="corpus (default: multi30k)")
-    p.add_argument("--source", default="de", help="source language (default: de)")
-    p.add_argument("--target", default="en", help="target language (default: en)")
-    p.add_argument("--split", default="test2016", help="split to translate (default: test2016)")
+    p.add_argument("--data", default="multi30k", help="corpus (default: %(default)s)")
+    p.add_argument("--source", default="de", help="source language (default: %(default)s)")
+    p.add_argument("--target", default="en", help="target language (default: %(default)s)")
+    p.add_argument("--split", default="test2016", help="split to translate (default: %(default)s)")
     p.add_argument("--limit", type=int, default=None, help="first N sentences only")
-    p.add_argument("--phrases", default="0,1,2", help="phrases per sentence (default: 0,1,2)")
-    p.add_argument("--max-words", type=int, default=3, help="longest phrase in words (default: 3)")
+    p.add_argument("--phrases", default="0,1,2", help="phrases per sentence (default: %(default)s)")
+    p.add_argument(
+        "--max-words", type=int, default=3, help="longest phrase in words (default: %(default)s)"
+    )
     p.add_argument(
         "--beam", type=int, default=search_defaults.BEAM_SIZE,
-        help=f"beam size (default: {search_defaults.BEAM_SIZE})",
+        help="beam size (default: %(default)s)",
     )  # fmt: skip
-    p.add_argument("--seed", type=int, default=0, help="seed of the phrases drawn (default: 0)")
+    p.add_argument(
+        "--seed", type=int, default=0, help="seed of the phrases drawn (default: %(default)s)"
+    )
     p.add_argument("--out", default=None, help="folder for the constraint files (default: none)")
     return p.parse_args(argv)
 

@@ -104,13 +104,13 @@ def parse_args(argv=None):
         "--limit",
         type=int,
         default=80,
-        help="sentences of test2016 (first N, of 1000) timed per row (default: 80)",
+        help="sentences of test2016 (first N, of 1000) timed per row (default: %(default)s)",
     )
     p.add_argument(
         "--limit-batch1",
         type=int,
         default=10,
-        help="sentences timed at batch size 1 (slow: one search call each) (default: 10)",
+        help="sentences timed at batch size 1 (slow: one search call each) (default: %(default)s)",
     )
     p.add_argument(
         "--vocab-size",

@@ -20,6 +20,10 @@ import time
 
 from common import tokenizers
 
+from zoo.data import DEFAULT_BATCH_SIZE
+from zoo.models.presets import SIZES
+from zoo.training import LOSS_NORMALIZATIONS, OPTIMIZERS
+
 
 def _value(text):
     lowered = text.lower()
@@ -46,8 +50,12 @@ def _overrides(pairs):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("preset", help="a zoo.models preset, e.g. luong_local_p_general")
-    parser.add_argument("--steps", type=int, default=150, help="training steps (default: 150)")
-    parser.add_argument("--size", default="base", help="preset size (default: base)")
+    parser.add_argument(
+        "--steps", type=int, default=150, help="training steps (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--size", default="base", choices=SIZES, help="preset size (default: %(default)s)"
+    )
     parser.add_argument(
         "--set",
         action="append",
@@ -55,15 +63,31 @@ def main(argv=None):
         metavar="NAME=VALUE",
         help="a preset override, e.g. input_feeding=false, init_scale=0 (repeatable)",
     )
-    parser.add_argument("--optimizer", default="adam", help="adam (default), luong, bahdanau")
+    parser.add_argument(
+        "--optimizer",
+        default=None,
+        choices=OPTIMIZERS,
+        help="the recipes' optimizer settings (default: those of the preset's family, "
+        "zoo.training.training_profile)",
+    )
     parser.add_argument("--learning-rate", type=float, default=None, help="initial rate")
     parser.add_argument("--clipnorm", type=float, default=None, help="global norm clipping")
     parser.add_argument(
-        "--loss-normalization", default="tokens", help="tokens (default) or sentences"
+        "--loss-normalization",
+        default=LOSS_NORMALIZATIONS[0],
+        choices=LOSS_NORMALIZATIONS,
+        help="the loss's mean over tokens or over sentences (default: %(default)s)",
     )
-    parser.add_argument("--batch-size", type=int, default=64, help="pairs per batch (64)")
-    parser.add_argument("--val-pairs", type=int, default=512, help="validation pairs scored (512)")
-    parser.add_argument("--seed", type=int, default=1, help="random seed (1)")
+    parser.add_argument(
+        "--batch-size",
+        type=int,
+        default=DEFAULT_BATCH_SIZE,
+        help="pairs per batch (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--val-pairs", type=int, default=512, help="validation pairs scored (default: %(default)s)"
+    )
+    parser.add_argument("--seed", type=int, default=1, help="random seed (default: %(default)s)")
     args = parser.parse_args(argv)
 
     import keras
@@ -93,6 +117,8 @@ def main(argv=None):
         target_vocab_size=target_tokenizer.vocab_size,
         **_overrides(args.set),
     )
+    family = zoo.models.family(args.preset)
+    args.optimizer = args.optimizer or training.training_profile(family)["optimizer"]
     optimizer = training.make_optimizer(
         args.optimizer,
         steps_per_epoch=len(train_data),

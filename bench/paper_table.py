@@ -561,7 +561,7 @@ def main(argv=None):
         "--out",
         default=str(DEFAULT_OUT),
         help="output folder: the rows' runs and logs, table.md, bleu_by_length.png "
-        "(default: bench/out/paper_table)",
+        f"(default: {_shown(DEFAULT_OUT)})",
     )
     parser.add_argument("--list", action="store_true", help="print the rows' commands and exit")
     parser.add_argument(

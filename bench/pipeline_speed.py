@@ -37,6 +37,7 @@ zoo_startup.quiet_tensorflow_start()  # before TensorFlow loads, as the recipes 
 
 from zoo.data import (  # noqa: E402
     BATCHINGS,
+    DEFAULT_SHUFFLE_BUFFER,
     count_stream,
     load_corpus,
     make_dataset,
@@ -60,9 +61,13 @@ def parse_args(argv=None):
         default="multi30k",
         help="corpus name for zoo.data.load_corpus (default: %(default)s)",
     )
-    parser.add_argument("--source", default="de", help="source language code (default: de)")
-    parser.add_argument("--target", default="en", help="target language code (default: en)")
-    parser.add_argument("--split", default="train", help="split to read (default: train)")
+    parser.add_argument(
+        "--source", default="de", help="source language code (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--target", default="en", help="target language code (default: %(default)s)"
+    )
+    parser.add_argument("--split", default="train", help="split to read (default: %(default)s)")
     parser.add_argument(
         "--tokenizer",
         choices=KINDS,
@@ -126,7 +131,7 @@ def parse_args(argv=None):
         "--epochs",
         type=int,
         default=3,
-        help="epochs to time; the first one fills the cache (default: 3)",
+        help="epochs to time; the first one fills the cache (default: %(default)s)",
     )
     parser.add_argument(
         "--synthetic",
@@ -139,19 +144,19 @@ def parse_args(argv=None):
     parser.add_argument(
         "--synthetic-dir",
         default="/tmp/zoo-synthetic",
-        help="where the synthetic files go (default: /tmp/zoo-synthetic)",
+        help="where the synthetic files go (default: %(default)s)",
     )
     parser.add_argument(
         "--compression",
         choices=("none", "gzip"),
         default="gzip",
-        help="synthetic files plain or gzip-compressed (default: gzip)",
+        help="synthetic files plain or gzip-compressed (default: %(default)s)",
     )
     parser.add_argument(
         "--shuffle-buffer",
         type=int,
-        default=100_000,
-        help="streamed: stream_dataset's shuffle buffer, in pairs (default: 100000)",
+        default=DEFAULT_SHUFFLE_BUFFER,
+        help="streamed: stream_dataset's shuffle buffer, in pairs (default: %(default)s)",
     )
     parser.add_argument(
         "--max-batches",

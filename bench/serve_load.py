@@ -52,7 +52,7 @@ def parse_args(argv=None):
     p.add_argument("--clients", default=CLIENTS, help="concurrent clients (default: %(default)s)")
     p.add_argument(
         "--seconds", type=float, default=20,
-        help="each load lasts this long: a client sends its next request until then (default: 20)",
+        help="each load lasts this long: a client sends its next request until then (default: %(default)s)",
     )  # fmt: skip
     p.add_argument(
         "--requests", type=int, default=None,
@@ -60,11 +60,13 @@ def parse_args(argv=None):
     )  # fmt: skip
     p.add_argument("--sentences", default=None, help="a file of sentences, one a line")
     p.add_argument(
-        "--data", default="multi30k", help="corpus of the test split (default: multi30k)"
+        "--data", default="multi30k", help="corpus of the test split (default: %(default)s)"
     )
-    p.add_argument("--source", default="de", help="source language (default: de)")
-    p.add_argument("--target", default="en", help="target language (default: en)")
-    p.add_argument("--count", type=int, default=200, help="distinct sentences (default: 200)")
+    p.add_argument("--source", default="de", help="source language (default: %(default)s)")
+    p.add_argument("--target", default="en", help="target language (default: %(default)s)")
+    p.add_argument(
+        "--count", type=int, default=200, help="distinct sentences (default: %(default)s)"
+    )
     p.add_argument("--abuse", action="store_true", help="hostile requests during each load")
     p.add_argument(
         "--server-args", default="", help='more flags of zoo serve, e.g. "--max-batch-size 1"'

@@ -23,6 +23,8 @@ import time
 
 import common
 
+from zoo.data import DEFAULT_BATCH_SIZE
+
 VARIANTS = ("shipped", "plain_matmul")
 
 
@@ -41,14 +43,26 @@ def parse_args(argv=None):
     p.add_argument(
         "--variants",
         default=",".join(VARIANTS),
-        help=f"comma-separated subset of {', '.join(VARIANTS)} (default: all)",
+        help=f"comma-separated subset of {', '.join(VARIANTS)} (default: %(default)s)",
     )
-    p.add_argument("--rounds", type=int, default=4, help="alternating rounds (default: 4)")
     p.add_argument(
-        "--steps", type=int, default=6, help="timed steps per variant per round (default: 6)"
+        "--rounds", type=int, default=4, help="alternating rounds (default: %(default)s)"
     )
-    p.add_argument("--batch-size", type=int, default=64, help="pairs per batch (default: 64)")
-    p.add_argument("--seed", type=int, default=0, help="batch shuffling seed (default: 0)")
+    p.add_argument(
+        "--steps",
+        type=int,
+        default=6,
+        help="timed steps per variant per round (default: %(default)s)",
+    )
+    p.add_argument(
+        "--batch-size",
+        type=int,
+        default=DEFAULT_BATCH_SIZE,
+        help="pairs per batch (default: %(default)s)",
+    )
+    p.add_argument(
+        "--seed", type=int, default=0, help="batch shuffling seed (default: %(default)s)"
+    )
     return p.parse_args(argv)
 
 

@@ -79,17 +79,20 @@ def parse_args(argv=None):
         "compiles its step, PyTorch runs it eagerly)",
     )
     p.add_argument(
-        "--steps", type=int, default=20, help="timed training steps per preset (default: 20)"
+        "--steps",
+        type=int,
+        default=20,
+        help="timed training steps per preset (default: %(default)s)",
     )
     p.add_argument(
         "--max-seconds",
         type=float,
         default=60.0,
         help="stop timing a preset after this many seconds even if --steps are not done "
-        "(default: 60)",
+        "(default: %(default)s)",
     )
     p.add_argument(
-        "--warmup", type=int, default=3, help="untimed steps first (tracing) (default: 3)"
+        "--warmup", type=int, default=3, help="untimed steps first (tracing) (default: %(default)s)"
     )
     p.add_argument(
         "--batch-size",
@@ -121,7 +124,7 @@ def parse_args(argv=None):
         "--matmul-size",
         type=int,
         default=1024,
-        help="n of the n x n x n fp32 matmul whose rate is the MFU denominator (default: 1024)",
+        help="n of the n x n x n fp32 matmul whose rate is the MFU denominator (default: %(default)s)",
     )
     p.add_argument(
         "--breakdown",
@@ -145,7 +148,9 @@ def parse_args(argv=None):
         "(`run.sh tput` for Bahdanau, bench/peer_luong.sh for Luong) (default: 0 = read the "
         "peer's last logs; where there is none, use the README figures)",
     )
-    p.add_argument("--seed", type=int, default=0, help="batch shuffling seed (default: 0)")
+    p.add_argument(
+        "--seed", type=int, default=0, help="batch shuffling seed (default: %(default)s)"
+    )
     return p.parse_args(argv)
 
 
