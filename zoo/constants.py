@@ -1,9 +1,9 @@
 """Names the packages share without importing each other.
 
 Every vocabulary in `zoo` reserves the same four ids, so that models, search and
-tokenizers agree. Training writes, and the translator reads, an output folder's model
-under one file name. The search counts steps, lengths and n-gram sizes in int32, which
-bounds the integers its settings and a server request may take.
+tokenizers agree. Training writes, and the translator and the exports read, an output
+folder's model and tokenizers under one name each. The search counts steps, lengths and
+n-gram sizes in int32, which bounds the integers its settings and a server request may take.
 """
 
 PAD_ID = 0  # padding; masks are `ids != PAD_ID`
@@ -18,6 +18,8 @@ UNK_TOKEN = "<unk>"
 RESERVED_TOKENS = (PAD_TOKEN, START_TOKEN, END_TOKEN, UNK_TOKEN)
 
 MODEL_FILE = "model.keras"  # an output folder's model: training writes it, the translator reads it
+SOURCE_TOKENIZER_DIR = "source_tokenizer"  # its tokenizers (and a LiteRT file's sidecars)
+TARGET_TOKENIZER_DIR = "target_tokenizer"
 CHECKPOINT_DIR = "checkpoints"  # an output folder's checkpoints (and the run's time plan)
 LOG_DIR = "logs"  # an output folder's TensorBoard logs: train/ and validation/
 

@@ -32,6 +32,7 @@ import os
 import tempfile
 
 from zoo.checks import check_int
+from zoo.constants import SOURCE_TOKENIZER_DIR, TARGET_TOKENIZER_DIR
 from zoo.json_files import write_json
 from zoo.search.compile import padded_search
 from zoo.search.settings import SearchSettings
@@ -39,8 +40,6 @@ from zoo.search.settings import SearchSettings
 QUANTIZATIONS = ("none", "float16", "int8")
 SEARCHES = ("greedy", "beam")
 OUTPUT_NAMES = ("ids", "lengths", "scores")
-SOURCE_TOKENIZER = "source_tokenizer"
-TARGET_TOKENIZER = "target_tokenizer"
 FORMAT_VERSION = 1
 DEFAULT_SIGNATURE = "serving_default"  # the search chosen at export
 GREEDY_SIGNATURE = "greedy"  # beam files: greedy search too (export_litert's `greedy`)
@@ -184,8 +183,8 @@ def export_litert(
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     with open(path, "wb") as f:
         f.write(data)
-    translator.source_tokenizer.save(sidecar(path, SOURCE_TOKENIZER))
-    translator.target_tokenizer.save(sidecar(path, TARGET_TOKENIZER))
+    translator.source_tokenizer.save(sidecar(path, SOURCE_TOKENIZER_DIR))
+    translator.target_tokenizer.save(sidecar(path, TARGET_TOKENIZER_DIR))
     metadata = dict(
         format_version=FORMAT_VERSION,
         search=search,

@@ -6,12 +6,10 @@ import os
 import numpy as np
 
 from zoo.checks import check_int
-from zoo.constants import END_ID, PAD_ID
+from zoo.constants import END_ID, PAD_ID, SOURCE_TOKENIZER_DIR, TARGET_TOKENIZER_DIR
 from zoo.export.litert import (
     DEFAULT_SIGNATURE,
     FORMAT_VERSION,
-    SOURCE_TOKENIZER,
-    TARGET_TOKENIZER,
     sidecar,
 )
 from zoo.translation import as_text, check_sentences, run_in_batches
@@ -67,8 +65,8 @@ class LiteRTTranslator:
             )
         self.path = path
         self.batch_size = int(self.metadata["batch_size"])
-        self.source_tokenizer = load_tokenizer(sidecar(path, SOURCE_TOKENIZER))
-        self.target_tokenizer = load_tokenizer(sidecar(path, TARGET_TOKENIZER))
+        self.source_tokenizer = load_tokenizer(sidecar(path, SOURCE_TOKENIZER_DIR))
+        self.target_tokenizer = load_tokenizer(sidecar(path, TARGET_TOKENIZER_DIR))
         self.interpreter = make_interpreter(path, num_threads)
         # {beam size: signature}: the export's search, and greedy search in a beam file.
         signatures = self.metadata.get("signatures", {DEFAULT_SIGNATURE: self.beam_size})

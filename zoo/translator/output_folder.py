@@ -20,13 +20,11 @@ import json
 import os
 
 from zoo.checks import check_int
-from zoo.constants import MODEL_FILE
+from zoo.constants import MODEL_FILE, SOURCE_TOKENIZER_DIR, TARGET_TOKENIZER_DIR
 from zoo.json_files import write_json
 from zoo.search import SearchSettings
 from zoo.search.defaults import SEARCH_DEFAULTS
 
-SOURCE_TOKENIZER_DIR = "source_tokenizer"
-TARGET_TOKENIZER_DIR = "target_tokenizer"
 CONFIG_FILE = "translator.json"
 SERVING_DIR = "serving"
 
