@@ -5,9 +5,14 @@ import sys
 
 from zoo.checks import positive_int
 from zoo.cli.aer import read_text_lines
-from zoo.cli.flags import add_debug_flag, add_model_file_flag, check_output_path
+from zoo.cli.flags import (
+    add_debug_flag,
+    add_model_file_flag,
+    check_output_path,
+    folder_default,
+)
 from zoo.cli.loading import is_saved_model
-from zoo.translator import CONFIG_FILE
+from zoo.search import defaults as search_defaults
 
 
 def add_score_command(commands):
@@ -39,8 +44,8 @@ def add_score_command(commands):
         "--batch-size",
         type=positive_int,
         default=None,
-        help=f"pairs per pass, sorted by length first (default: MODEL_DIR/{CONFIG_FILE}'s "
-        "batch size, else the library's)",
+        help="pairs per pass, sorted by length first "
+        f"({folder_default(search_defaults.BATCH_SIZE)})",
     )
     add_model_file_flag(score)
     add_debug_flag(score)
