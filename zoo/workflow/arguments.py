@@ -23,7 +23,7 @@ from zoo.translator import (
     SOURCE_TOKENIZER_DIR,
     TARGET_TOKENIZER_DIR,
 )
-from zoo.workflow.data_flags import STREAM_ABOVE_MB, add_data_flags
+from zoo.workflow.data_flags import STREAM_ABOVE_MIB, add_data_flags
 from zoo.workflow.defaults import hyperparameters, resolve_defaults
 from zoo.workflow.model_flags import (
     ARCHITECTURE_SWITCHES,
@@ -44,7 +44,7 @@ from zoo.workflow.training_flags import add_training_flags
 
 __all__ = [
     "ARCHITECTURE_SWITCHES",
-    "STREAM_ABOVE_MB",
+    "STREAM_ABOVE_MIB",
     "add_mode_argument",
     "hyperparameters",
     "make_parser",

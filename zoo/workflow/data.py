@@ -41,11 +41,11 @@ from zoo.json_files import write_json
 from zoo.text import load_tokenizer, train_tokenizer
 from zoo.training import PerWorkerDataset
 from zoo.translator import SOURCE_TOKENIZER_DIR, TARGET_TOKENIZER_DIR
-from zoo.workflow.data_flags import STREAM_ABOVE_MB
+from zoo.workflow.data_flags import STREAM_ABOVE_MIB
 from zoo.workflow.report import VOCABULARY_FILE, write_lines
 from zoo.workflow.training_flags import subword_regularization
 
-STREAM_ABOVE_BYTES = STREAM_ABOVE_MB * 2**20  # Multi30k's training files hold 4 MB
+STREAM_ABOVE_BYTES = STREAM_ABOVE_MIB * 2**20  # Multi30k's training files hold 4 MB
 COUNTS_FILE = "stream_counts.json"
 
 

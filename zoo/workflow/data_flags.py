@@ -16,7 +16,7 @@ from zoo.text import DEFAULT_KIND, DEFAULT_VOCAB_SIZE, KINDS
 from zoo.workflow.defaults import test_split_help
 from zoo.workflow.flag_types import library_default
 
-STREAM_ABOVE_MB = 100  # --streaming auto streams {split} file sets larger than this
+STREAM_ABOVE_MIB = 100  # --streaming auto streams {split} file sets larger than this
 # --vocab-size: more than the reserved ids (<pad>, <s>, </s>, <unk>)
 VOCABULARY_SIZE = argparse_number(
     int, len(RESERVED_TOKENS), True, f"an integer > {len(RESERVED_TOKENS)} (the reserved ids)"
@@ -31,7 +31,7 @@ def streaming_help():
         "read the training split from disk each epoch in bounded memory ('on'), or hold it in "
         "memory, tokenized once and shuffled whole ('off'). 'auto' (default) streams the TFDS "
         f"corpora ({', '.join([*tfds, 'tfds:NAME'])}) and {{split}} file sets that are "
-        f"gzip-compressed or larger than {STREAM_ABOVE_MB} MB; {', '.join(in_memory)} stay in "
+        f"gzip-compressed or larger than {STREAM_ABOVE_MIB} MiB; {', '.join(in_memory)} stay in "
         "memory. A streamed corpus needs {split} in its name (one file or pair of files per "
         "split)"
     )
