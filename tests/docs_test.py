@@ -294,3 +294,66 @@ def test_training_guide_states_the_preset_sizes():
         for name in names:
             own = set(preset_arguments(name)) - {"attention", "score", "tie_embeddings"}
             assert stated[name] == own, name
+
+
+NUMBER = r"[0-9][0-9,]*(?:\.[0-9]+)?"
+# "`--flag` (50", "`--flag N` (default 3", "`--flag` pairs (100,000", "`--flag` (60 by default"
+FLAG_DEFAULT = re.compile(
+    rf"`(--[a-z0-9-]+)(?: [A-Z_]+)?`(?: [a-z]+)? \((?:default:? )?({NUMBER})"
+    r"(?: [a-z]+)?(?: by default)?[,;)]"
+)
+
+
+def _number(text):
+    return float(text.replace(",", ""))
+
+
+def _command_line_parsers():
+    """The parsers of the recipes (both families), recipes/tune.py and `python -m zoo`'s
+    commands."""
+    import argparse
+    import importlib.util
+
+    from zoo.cli.parser import build_parser
+    from zoo.workflow.arguments import make_parser
+
+    spec = importlib.util.spec_from_file_location("tune_recipe", REPO / "recipes" / "tune.py")
+    tune = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tune)
+    parsers = [
+        make_parser("luong_local_general", "luong"),
+        make_parser("bahdanau_rnnsearch", "bahdanau"),
+        tune.parser(),
+    ]
+    for action in build_parser()._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            parsers.extend(action.choices.values())
+    return parsers
+
+
+def _flag_defaults():
+    """{flag: the numbers its --help gives as its default}: the parser's default, and the
+    numbers after "default" in the help text (a default the library renders there)."""
+    found = {}
+    for parser in _command_line_parsers():
+        for action in parser._actions:
+            help_text = (action.help or "") % dict(vars(action), prog=parser.prog)
+            for flag in action.option_strings:
+                numbers = found.setdefault(flag, set())
+                if type(action.default) in (int, float):
+                    numbers.add(float(action.default))
+                stated = re.findall(rf"default:? ({NUMBER})", help_text, flags=re.IGNORECASE)
+                numbers.update(_number(value) for value in stated)
+    return found
+
+
+def test_a_flags_default_in_the_guides_is_the_one_its_help_gives():
+    defaults = _flag_defaults()
+    claims = [
+        (path.name, flag, value)
+        for path in PAGES
+        for flag, value in FLAG_DEFAULT.findall(" ".join(path.read_text("utf-8").split()))
+    ]
+    assert len(claims) >= 10, claims  # the pattern still finds the guides' defaults
+    wrong = [claim for claim in claims if _number(claim[2]) not in defaults.get(claim[1], ())]
+    assert wrong == [], f"(page, flag, stated default) not in the flag's --help: {wrong}"
