@@ -357,3 +357,54 @@ def test_a_flags_default_in_the_guides_is_the_one_its_help_gives():
     assert len(claims) >= 10, claims  # the pattern still finds the guides' defaults
     wrong = [claim for claim in claims if _number(claim[2]) not in defaults.get(claim[1], ())]
     assert wrong == [], f"(page, flag, stated default) not in the flag's --help: {wrong}"
+
+
+def _expand_braces(word):
+    """`luong_local_{m,p}_{dot,general}` -> its four names."""
+    match = re.search(r"\{([^}]+)\}", word)
+    if match is None:
+        return [word]
+    return [
+        name
+        for part in match[1].split(",")
+        for name in _expand_braces(word[: match.start()] + part + word[match.end() :])
+    ]
+
+
+def test_tuning_guide_states_the_search_space():
+    """The guide's table of the search space: its names, choices and ranges are the ones
+    `zoo.tuning.space.declare` gives keras-tuner."""
+    import keras_tuner
+
+    from zoo.tuning import space
+
+    hp = keras_tuner.HyperParameters()
+    space.declare(hp, "base")
+    declared = {h.name: h for h in hp.space}
+    text = (REPO / "docs" / "tuning.md").read_text(encoding="utf-8")
+    section = text.split("\n## The search space\n", 1)[1].split("\n## ", 1)[0]
+    rows = re.findall(r"^\| (`[^|]+`) \| ([^|]+) \| ([^|]+) \|$", section, re.MULTILINE)
+    stated = {
+        name: (values, active)
+        for names, values, active in rows
+        for name in re.findall(r"`(\w+)`", names)
+    }
+    assert set(stated) == set(declared)
+    for name, (values, active) in stated.items():
+        kind, parent, parent_values = space.DIMENSIONS[name]
+        assert (active.strip() == "always") == (parent is None), name
+        if active.startswith("optimizer "):
+            assert [active.split()[1]] == list(parent_values), name
+        h = declared[name]
+        numbers = [float(n) for n in re.findall(r"\b\d+(?:\.\d+)?(?:e-?\d+)?\b", values)]
+        if type(h).__name__ == "Float":
+            expected = [h.min_value, h.max_value] + ([h.step] if h.step else [])
+            assert numbers == expected, name
+            assert ("log scale" in values) == (h.sampling == "log"), name
+        elif name in ("attention", "optimizer"):
+            words = [
+                w for word in re.findall(r"`([\w{},]+)`", values) for w in _expand_braces(word)
+            ]
+            assert sorted(words) == sorted(h.values), name
+        elif name == "window":
+            assert numbers == list(h.values), name

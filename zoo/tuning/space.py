@@ -1,22 +1,13 @@
 """The search space of `zoo.tuning`: its dimensions, `--fix` parsing and model arguments.
 
 Dimensions (names as used by keras-tuner, in the results table and by `--fix NAME=VALUE`):
-
-| name                 | values                                                      | active when        |
-|----------------------|-------------------------------------------------------------|--------------------|
-| `attention`          | `bahdanau` (RNNsearch, Bahdanau et al. 2014 §3.1) or a Luong | always             |
-|                      | et al. 2015 variant: `luong_global_{dot,general,concat,     |                    |
-|                      | location}` (§3.1), `luong_local_{m,p}_{dot,general}` (§3.2)  |                    |
-| `window`             | D of local attention: 2, 5, 10 (any int >= 1 when fixed)    | local attention    |
-| `input_feeding`      | True / False (Luong §3.3)                                   | Luong attention    |
-| `num_layers`         | 1 .. max(2, the preset's layers) (any int >= 1 when fixed)  | Luong attention    |
-| `dropout`            | 0.0 .. 0.5 in steps of 0.1 (any value in [0, 1) when fixed) | Luong attention    |
-| `embedding_dim`      | half, once or twice the `size` preset's (any int >= 1)      | always             |
-| `units`              | half, once or twice the `size` preset's (any int >= 1)      | always             |
-| `optimizer`          | `adam`, `luong` (SGD, halving schedule), `bahdanau`         | always             |
-|                      | (Adadelta), as in `zoo.training.make_optimizer`             |                    |
-| `adam_learning_rate` | 1e-4 .. 1e-2, log scale (any value > 0 when fixed)          | optimizer adam     |
-| `sgd_learning_rate`  | 0.1 .. 1.0, log scale (any value > 0 when fixed)            | optimizer luong    |
+`DIMENSIONS` (each one's kind and the parent values that make it active) and `declare`
+(the values searched); docs/tuning.md, "The search space", lists them for users (a test
+keeps the two equal). The attention values are the registry's
+(`zoo.models.attention_presets()`: Bahdanau et al. 2014 §3.1, Luong et al. 2015 §3.1-3.2;
+RNNsearch's is "bahdanau"); a fixed value may be any valid one, not only the searched ones (any int
+>= 1 for `window`, `num_layers`, `embedding_dim` and `units`; a dropout in [0, 1); a
+learning rate > 0).
 
 Adadelta keeps Bahdanau et al.'s learning rate 1.0 (appendix A.2.2). For `bahdanau`, `units`
 is the decoder's size; the encoder (per direction), maxout and alignment sizes keep the
@@ -164,7 +155,7 @@ def _sizes_around(value):
 def declare(hp, size="tiny", fixed=None):
     """Declares the space on keras-tuner `hp` and returns the active values (a dict).
 
-    Fixed dimensions become `hp.Fixed`; the others are searched (see the module table).
+    Fixed dimensions become `hp.Fixed`; the others are searched (docs/tuning.md lists them).
     Conditional dimensions live in `hp.conditional_scope`s of their parent.
     """
     fixed = check_fixed(fixed or {})
