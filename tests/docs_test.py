@@ -408,3 +408,44 @@ def test_tuning_guide_states_the_search_space():
             assert sorted(words) == sorted(h.values), name
         elif name == "window":
             assert numbers == list(h.values), name
+
+
+def _package_constants():
+    """{NAME: value} of the numbers zoo's modules assign to upper-case names."""
+    import ast
+
+    constants = {}
+    for path in (REPO / "zoo").rglob("*.py"):
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.Assign) and len(node.targets) == 1:
+                target = node.targets[0]
+                if isinstance(target, ast.Name) and target.id.isupper():
+                    try:
+                        value = ast.literal_eval(node.value)
+                    except ValueError:
+                        continue
+                    if type(value) in (int, float):
+                        constants.setdefault(target.id, set()).add(float(value))
+    return constants
+
+
+def test_a_constant_named_in_the_guides_has_the_value_they_give():
+    """ "`MAX_BEAM_SIZE` (1024)" and "at most 16 and 1024 (`A`, `B` of ...)" state the
+    constants' values."""
+    constants = _package_constants()
+    claims = []
+    for path in PAGES:
+        text = " ".join(path.read_text(encoding="utf-8").split())
+        for name, value in re.findall(rf"`([A-Z][A-Z0-9_]+)` \(({NUMBER})\)", text):
+            claims.append((path.name, name, value))
+        for values, names in re.findall(
+            rf"({NUMBER}(?:(?:,| and) {NUMBER})*) \((`[A-Z][A-Z0-9_]+`(?:, `[A-Z][A-Z0-9_]+`)*)",
+            text,
+        ):
+            values = re.split(r",? and |, ", values)
+            names = re.findall(r"`(\w+)`", names)
+            assert len(values) == len(names), (path.name, values, names)
+            claims.extend((path.name, n, v) for n, v in zip(names, values, strict=True))
+    assert len(claims) >= 3, claims
+    wrong = [c for c in claims if _number(c[2]) not in constants.get(c[1], ())]
+    assert wrong == [], f"(page, constant, stated value) that are not the constant's: {wrong}"
