@@ -105,6 +105,10 @@ def test_bad_files_are_named(files, tmp_path, capsys):
         (["A"], "at least two systems"),
         (["A", "A"], "given once; A.txt repeated"),
         (["A", "B", "--metrics", "bleu,ter"], "--metrics must be distinct names"),
+        (
+            ["A", "B", "--samples", "10000000"],
+            "--samples 10000000 for 60 sentences: expected at most 4,473,924",
+        ),
     ],
 )
 def test_usage_errors_exit_with_status_2(files, capsys, flags, message):

@@ -8,6 +8,7 @@ from zoo.checks import positive_int
 from zoo.cli.flags import add_debug_flag
 from zoo.errors import UsageError
 from zoo.evaluation.significance import (
+    MAX_SAMPLE_CELLS,
     METHODS,
     METRIC_NAMES,
     METRICS,
@@ -59,7 +60,8 @@ def add_compare_command(commands):
         "--seed",
         type=positive_int,
         default=defaults["seed"],
-        help="random seed, sacreBLEU's SACREBLEU_SEED (default: %(default)s, sacreBLEU's)",
+        help="random seed >= 1, sacreBLEU's SACREBLEU_SEED (sacreBLEU reads 0 as no seed) "
+        "(default: %(default)s, sacreBLEU's)",
     )
     compare.add_argument(
         "--metrics",
@@ -173,6 +175,12 @@ def run_compare(args, out=None):
     out = sys.stdout if out is None else out
     metrics = _metrics(args.metrics)
     references, systems = read_inputs(args.reference, list(args.systems))
+    if args.samples and args.samples * len(references) > MAX_SAMPLE_CELLS:
+        raise UsageError(
+            f"--samples {args.samples} for {len(references)} sentences: expected at most "
+            f"{MAX_SAMPLE_CELLS // len(references):,} (sacreBLEU draws samples x sentences "
+            f"indices at once, at most {MAX_SAMPLE_CELLS:,})."
+        )
     methods = ("bs", "ar") if args.method == "both" else (args.method,)
     results = [
         compare_systems(

@@ -44,6 +44,9 @@ DEFAULT_SAMPLES = {"bs": 1000, "ar": 10000}
 DEFAULT_SEED = 12345
 CONFIDENCE_SAMPLES = 1000  # bootstrap resamples for the confidence intervals under "ar"
 SIGNIFICANCE_LEVEL = 0.05  # a difference with p below this is called significant
+# sacreBLEU draws all its samples at once, an (n_samples, sentences) array of int64 indices:
+# at most this many (2 GiB) cells.
+MAX_SAMPLE_CELLS = 2**28
 SIGNIFICANCE_DEFAULTS = {
     "method": "bs",
     "metrics": METRICS,
@@ -161,6 +164,12 @@ def compare_systems(
     if n_samples is None:
         n_samples = DEFAULT_SAMPLES[method]
     n_samples = check_int("compare_systems", "n_samples", n_samples)
+    if n_samples * len(references) > MAX_SAMPLE_CELLS:
+        raise ValueError(
+            f"compare_systems: n_samples={n_samples} for {len(references)} sentences would "
+            f"draw {n_samples * len(references):,} indices at once; expected n_samples at most "
+            f"{MAX_SAMPLE_CELLS // len(references):,} ({MAX_SAMPLE_CELLS:,} indices, 2 GiB)."
+        )
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 1):
         raise ValueError(
             "compare_systems: seed must be an int >= 1 or None (sacreBLEU reads 0 as no "
