@@ -88,7 +88,8 @@ def add_translate_command(commands):
         metavar="FILE",
         help="one tab-separated list of target phrases per line, aligned with the input "
         "sentences: each translation contains its line's phrases (constrained beam search, "
-        "Post & Vilar 2018; an empty line: none)",
+        "Post & Vilar 2018; an empty line: none; empty fields, as a trailing tab leaves, "
+        "are skipped)",
     )
     add_sampling_flags(translate)
     translate.add_argument(
