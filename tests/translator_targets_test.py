@@ -59,3 +59,17 @@ def test_a_prefix_with_control_characters_is_named(tokenizer):
 def test_an_empty_phrase_is_named_with_its_sentence(tokenizer):
     with pytest.raises(TargetTextError, match=r"constraints\[1\]: the constraint '  ' has no"):
         phrase_ids(tokenizer, [["a dog"], ["  "]])
+
+
+def test_a_phrase_repeating_a_banned_ngram_is_named(tokenizer):
+    """No translation can contain "man man" when no word may repeat; "a man" may."""
+    assert phrase_ids(tokenizer, [["a man"]], no_repeat_ngram_size=1)  # no error
+    assert phrase_ids(tokenizer, [["man man"]], no_repeat_ngram_size=2)  # one bigram: allowed
+    with pytest.raises(TargetTextError) as refused:
+        phrase_ids(tokenizer, [["a dog"], ["two men", "man man"]], no_repeat_ngram_size=1)
+    assert (refused.value.argument, refused.value.index) == ("constraints", 1)
+    assert str(refused.value).startswith(
+        "constraints[1]: the constraint 'man man' repeats a sequence of 1 target token(s), "
+        "which no_repeat_ngram_size=1 forbids"
+    )
+    phrase_ids(tokenizer, [["man man"]])  # without the ban: fine

@@ -74,7 +74,8 @@ def search_inputs(translator, sentences, min_length, ban_unknown, no_repeat_ngra
     `extras`: None when no sentence has a prefix or constraints, else per sentence a dict
     of its prefix's text ("prefix") and its phrases' target ids ("constraints"); `names`:
     the keys of those dicts, the traced search's extra inputs. A prefix or phrase whose
-    target tokens hold `<unk>`, or a phrase with none, is refused
+    target tokens hold `<unk>`, a phrase with none or one repeating an n-gram that
+    `no_repeat_ngram_size` bans, is refused
     (`zoo.translator.targets.TargetTextError`, a ValueError)."""
     controls = check_controls(min_length, ban_unknown, no_repeat_ngram_size)
     sentences = check_sentences(sentences)
@@ -87,7 +88,8 @@ def search_inputs(translator, sentences, min_length, ban_unknown, no_repeat_ngra
         for row, text in zip(rows, prefix, strict=True):
             row["prefix"] = text
     if constraints is not None and any(constraints):
-        for row, ids in zip(rows, phrase_ids(tokenizer, constraints), strict=True):
+        phrases = phrase_ids(tokenizer, constraints, controls["no_repeat_ngram_size"])
+        for row, ids in zip(rows, phrases, strict=True):
             row["constraints"] = ids
     if not (rows and rows[0]):
         return controls, None, ()

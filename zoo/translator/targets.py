@@ -3,7 +3,8 @@ contain, tokenized and checked before the search (`zoo.translator.graph.search_i
 
 A text whose tokenization holds `<unk>` is refused (`TargetTextError`, naming the words or
 characters the target vocabulary lacks): the search would write `<unk>` into the translation
-(detokenized as "⁇"), and with `ban_unknown` it could not finish at all. Sentences without
+(detokenized as "⁇"), and with `ban_unknown` it could not finish at all. A phrase that
+repeats an n-gram `no_repeat_ngram_size` bans is refused too. Sentences without
 a prefix or phrases cost nothing here.
 """
 
@@ -80,10 +81,25 @@ def check_prefix_texts(tokenizer, prefixes):
         check_target_ids(tokenizer, "prefix", index, text, row, "the prefix")
 
 
-def phrase_ids(tokenizer, constraints):
+def check_repeats(index, text, ids, no_repeat_ngram_size):
+    """A `TargetTextError` when phrase `text` (target `ids`) of sentence `index` holds an
+    n-gram twice, n = `no_repeat_ngram_size` (0: off): no translation could contain it."""
+    n = no_repeat_ngram_size
+    grams = [tuple(ids[i : i + n]) for i in range(len(ids) - n + 1)] if n else []
+    if len(set(grams)) < len(grams):
+        raise TargetTextError(
+            "constraints",
+            index,
+            f"the constraint {text!r} repeats a sequence of {n} target token(s), which "
+            f"no_repeat_ngram_size={n} forbids: no translation could contain it; lower "
+            "no_repeat_ngram_size or change the phrase.",
+        )
+
+
+def phrase_ids(tokenizer, constraints, no_repeat_ngram_size=0):
     """The target ids of `constraints` (per sentence, a list of phrases), checked: per
     sentence, a list of its phrases' id lists; a `TargetTextError` names the first phrase
-    with no tokens or with `<unk>`."""
+    with no tokens, with `<unk>`, or repeating an n-gram that `no_repeat_ngram_size` bans."""
     flat = [phrase for phrases in constraints for phrase in phrases]
     ids = tokenize_texts(tokenizer, flat)
     rows, start = [], 0
@@ -91,6 +107,7 @@ def phrase_ids(tokenizer, constraints):
         row = ids[start : start + len(phrases)]
         for text, text_ids in zip(phrases, row, strict=True):
             check_target_ids(tokenizer, "constraints", index, text, text_ids, "the constraint")
+            check_repeats(index, text, text_ids, no_repeat_ngram_size)
         rows.append(row)
         start += len(phrases)
     return rows
