@@ -72,11 +72,11 @@ def test_files_of_another_length_and_bad_combinations_are_refused(
     short.write_text("A dog\n", encoding="utf-8")
     for flag in ("--prefix", "--constraints"):
         err = _refused(["translate", str(directory), flag, str(short), "a", "b"], capsys)
-        assert f"{flag} {short} has 1 lines for 2 input sentences" in err
+        assert f"{flag} {short} has 1 line for 2 input sentences" in err
         err = _refused(
             ["translate", str(directory), flag, str(short)], capsys, "a\nb\n", monkeypatch
         )
-        assert f"{flag} {short} has 1 lines for 2 input sentences" in err
+        assert f"{flag} {short} has 1 line for 2 input sentences" in err
     err = _refused(["translate", str(directory), "--prefix", str(tmp_path / "none"), "a"], capsys)
     assert "--prefix" in err and "no such file" in err
     bad = tmp_path / "latin1.en"

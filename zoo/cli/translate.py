@@ -238,9 +238,11 @@ def check_counts(aligned, args, count):
     """A usage error unless every aligned file has `count` lines (the input's sentences)."""
     for name, flag in ALIGNED_FILES:
         if name in aligned and len(aligned[name]) != count:
+            lines = len(aligned[name])
             raise UsageError(
-                f"{flag} {getattr(args, name)} has {len(aligned[name])} lines for {count} input "
-                "sentences; give one line per sentence (an empty line: none)."
+                f"{flag} {getattr(args, name)} has {lines} line{'' if lines == 1 else 's'} for "
+                f"{count} input sentence{'' if count == 1 else 's'}; give one line per sentence "
+                "(an empty line: none)."
             )
 
 
