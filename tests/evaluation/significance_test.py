@@ -127,7 +127,7 @@ def test_defaults_are_sacrebleus(files, monkeypatch):
         ({"method": "paired"}, "method must be one of bs, ar; received 'paired'"),
         ({"seed": 0}, "seed must be an int >= 1 or None"),
         ({"n_samples": 0}, "n_samples must be an int >= 1"),
-        ({"n_samples": 2**27}, "n_samples=134217728 for 3 sentences would draw 402,653,184"),
+        ({"n_samples": 2**30}, "n_samples=1073741824 for 3 sentences would draw 3,221,225,472"),
         ({"level": 1.5}, "level must be in"),
     ],
 )

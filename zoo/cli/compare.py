@@ -14,6 +14,7 @@ from zoo.evaluation.significance import (
     METRICS,
     SIGNIFICANCE_DEFAULTS,
     compare_systems,
+    max_samples,
 )
 
 SAMPLE_NAMES = {"bs": "resamples", "ar": "trials"}
@@ -175,10 +176,10 @@ def run_compare(args, out=None):
     out = sys.stdout if out is None else out
     metrics = _metrics(args.metrics)
     references, systems = read_inputs(args.reference, list(args.systems))
-    if args.samples and args.samples * len(references) > MAX_SAMPLE_CELLS:
+    if args.samples and args.samples > max_samples(len(references)):
         raise UsageError(
             f"--samples {args.samples} for {len(references)} sentences: expected at most "
-            f"{MAX_SAMPLE_CELLS // len(references):,} (sacreBLEU draws samples x sentences "
+            f"{max_samples(len(references)):,} (sacreBLEU draws samples x sentences "
             f"indices at once, at most {MAX_SAMPLE_CELLS:,})."
         )
     methods = ("bs", "ar") if args.method == "both" else (args.method,)

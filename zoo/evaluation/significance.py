@@ -45,8 +45,8 @@ DEFAULT_SEED = 12345
 CONFIDENCE_SAMPLES = 1000  # bootstrap resamples for the confidence intervals under "ar"
 SIGNIFICANCE_LEVEL = 0.05  # a difference with p below this is called significant
 # sacreBLEU draws all its samples at once, an (n_samples, sentences) array of int64 indices:
-# at most this many (2 GiB) cells.
-MAX_SAMPLE_CELLS = 2**28
+# at most this many (16 GiB) cells, far above the default samples on any real test set.
+MAX_SAMPLE_CELLS = 2**31
 SIGNIFICANCE_DEFAULTS = {
     "method": "bs",
     "metrics": METRICS,
@@ -55,6 +55,12 @@ SIGNIFICANCE_DEFAULTS = {
     "confidence_samples": CONFIDENCE_SAMPLES,
     "level": SIGNIFICANCE_LEVEL,
 }
+
+
+def max_samples(sentences):
+    """The most samples (resamples or trials) a test of `sentences` sentences may draw:
+    `MAX_SAMPLE_CELLS // sentences`."""
+    return MAX_SAMPLE_CELLS // sentences
 
 
 def make_metric(name):
@@ -164,11 +170,11 @@ def compare_systems(
     if n_samples is None:
         n_samples = DEFAULT_SAMPLES[method]
     n_samples = check_int("compare_systems", "n_samples", n_samples)
-    if n_samples * len(references) > MAX_SAMPLE_CELLS:
+    if n_samples > max_samples(len(references)):
         raise ValueError(
             f"compare_systems: n_samples={n_samples} for {len(references)} sentences would "
             f"draw {n_samples * len(references):,} indices at once; expected n_samples at most "
-            f"{MAX_SAMPLE_CELLS // len(references):,} ({MAX_SAMPLE_CELLS:,} indices, 2 GiB)."
+            f"{max_samples(len(references)):,} ({MAX_SAMPLE_CELLS:,} indices, 16 GiB)."
         )
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 1):
         raise ValueError(
