@@ -391,7 +391,7 @@ def test_tuning_guide_states_the_search_space():
     }
     assert set(stated) == set(declared)
     for name, (values, active) in stated.items():
-        kind, parent, parent_values = space.DIMENSIONS[name]
+        _, parent, parent_values = space.DIMENSIONS[name]
         assert (active.strip() == "always") == (parent is None), name
         if active.startswith("optimizer "):
             assert [active.split()[1]] == list(parent_values), name

@@ -5,9 +5,9 @@ Dimensions (names as used by keras-tuner, in the results table and by `--fix NAM
 (the values searched); docs/tuning.md, "The search space", lists them for users (a test
 keeps the two equal). The attention values are the registry's
 (`zoo.models.attention_presets()`: Bahdanau et al. 2014 §3.1, Luong et al. 2015 §3.1-3.2;
-RNNsearch's is "bahdanau"); a fixed value may be any valid one, not only the searched ones (any int
->= 1 for `window`, `num_layers`, `embedding_dim` and `units`; a dropout in [0, 1); a
-learning rate > 0).
+RNNsearch's is "bahdanau"); a fixed value may be any valid one, not only the searched
+ones (any int >= 1 for `window`, `num_layers`, `embedding_dim` and `units`; a dropout in
+[0, 1); a learning rate > 0).
 
 Adadelta keeps Bahdanau et al.'s learning rate 1.0 (appendix A.2.2). For `bahdanau`, `units`
 is the decoder's size; the encoder (per direction), maxout and alignment sizes keep the
