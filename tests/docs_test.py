@@ -449,3 +449,97 @@ def test_a_constant_named_in_the_guides_has_the_value_they_give():
     assert len(claims) >= 3, claims
     wrong = [c for c in claims if _number(c[2]) not in constants.get(c[1], ())]
     assert wrong == [], f"(page, constant, stated value) that are not the constant's: {wrong}"
+
+
+def _results_module():
+    """bench/results.py, the record of measured results and the README table it renders."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bench_results", REPO / "bench" / "results.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _figure_pattern(value):
+    """A regex finding `value` as a figure of its own: 39.98 but not 139.98 or 39.981."""
+    texts = {str(value)}
+    if isinstance(value, float):
+        texts |= {f"{value:.2f}", f"{value:,.2f}", f"{value:g}"}
+    elif isinstance(value, int):
+        texts |= {f"{value:,}"}
+    alternatives = "|".join(re.escape(t) for t in sorted(texts, key=len, reverse=True))
+    return re.compile(rf"(?<![\w.,])(?:{alternatives})(?![\w]|[.,]\d)")
+
+
+def test_results_record_is_complete_and_points_to_its_history():
+    results = _results_module()
+    entries = results.load()
+    assert len(entries) >= 10
+    headings = re.findall(r"^#+ (.*)$", (REPO / "bench" / "RESULTS.md").read_text("utf-8"), re.M)
+    slugs = {github_slug(h) for h in headings}
+    for entry in entries:
+        assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", entry["date"]), entry["id"]
+        page, _, anchor = entry["history"].partition("#")
+        assert page == "bench/RESULTS.md", entry["id"]
+        assert re.sub(r"-\d+$", "", anchor) in slugs or anchor in slugs, entry["id"]
+        for name, old in entry.get("superseded", {}).items():
+            assert name in entry["values"] and entry["values"][name] not in old, entry["id"]
+
+
+def test_readme_results_table_is_the_records():
+    results = _results_module()
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    assert results.render(text, results.load()) == text, "run python bench/results.py"
+
+
+def test_pages_quote_the_records_current_figures():
+    """Each quote of the record, with the current values filled in, is on its page: a
+    figure changed in the record and not on the page (or the reverse) fails here."""
+    results = _results_module()
+    missing = [
+        (quote["page"], entry["id"], text)
+        for entry in results.load()
+        for quote in entry.get("quotes", ())
+        if (text := " ".join(results.fill(quote["text"], entry).split()))
+        not in " ".join((REPO / quote["page"]).read_text(encoding="utf-8").split())
+    ]
+    assert missing == [], f"(page, entry, text) the pages do not hold: {missing}"
+
+
+def test_pages_show_no_superseded_figure():
+    """A value the record lists as replaced appears on no page (README.md, docs/*.md) outside
+    a quote of the record: the pages quote the current figure of each fact."""
+    results = _results_module()
+    entries = results.load()
+    found = []
+    for path in PAGES:
+        text = " ".join(path.read_text(encoding="utf-8").split())
+        page = path.relative_to(REPO).as_posix()
+        for entry in entries:
+            for quote in entry.get("quotes", ()):
+                if quote["page"] == page:
+                    text = text.replace(" ".join(results.fill(quote["text"], entry).split()), " ")
+        for entry in entries:
+            for name, old in entry.get("superseded", {}).items():
+                for value in old:
+                    if _figure_pattern(value).search(text):
+                        found.append((page, entry["id"], name, value))
+    assert found == [], f"(page, entry, figure, superseded value) still shown: {found}"
+
+
+def test_record_agrees_with_the_paper_tables_records():
+    import json
+
+    results = _results_module()
+    for entry in results.load():
+        row = entry.get("paper_table_row")
+        if row is None:
+            continue
+        record = json.loads(
+            (REPO / "bench" / "paper_table" / "12_epochs" / f"{row}.json").read_text("utf-8")
+        )
+        values = entry["values"]
+        assert values["bleu_beam"] == round(record["bleu"], 2), entry["id"]
+        assert values["bleu_greedy"] == round(record["bleu_greedy"], 2), entry["id"]
+        assert values["chrf_beam"] == round(record["chrf"], 2), entry["id"]
