@@ -244,6 +244,25 @@ def test_ngram_blocking_on_a_real_tiny_model():
         assert as_list(greedy.ids[0], int(greedy.lengths[0])) == expected
 
 
+def test_an_ngram_size_beyond_any_output_costs_no_graph_and_changes_nothing():
+    """The n - 1 comparisons run in a loop of the graph: a graph of n = 500 is the size of
+    one of n = 2, and n = 2**31 - 1 (longer than any output) is answered as n = 0."""
+    model = toy_model(seed=2)
+
+    def graph_size(n):
+        traced = tf.function(
+            lambda s: search(model, s, beam_size=2, no_repeat_ngram_size=n).ids
+        ).get_concrete_function(tf.TensorSpec([None, None], tf.int32))
+        graph = traced.graph.as_graph_def()
+        return len(graph.node) + sum(len(f.node_def) for f in graph.library.function)
+
+    assert graph_size(500) == graph_size(2)
+    for beam_size in (1, 3):
+        off = search(model, SOURCES, beam_size=beam_size)
+        huge = search(model, SOURCES, beam_size=beam_size, no_repeat_ngram_size=2**31 - 1)
+        np.testing.assert_array_equal(huge.ids, off.ids)
+
+
 def test_the_toy_repeats_without_blocking():
     """(So that the blocking tests above can fail: the plain search repeats n-grams.)"""
     model = toy_model(seed=2)

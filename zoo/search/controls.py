@@ -120,24 +120,32 @@ def repeated_ngram_tokens(history, t, n, vocab_size):
     Args:
         history: (R, T) int32, each row's tokens; columns < t are its output so far.
         t: scalar int32 tensor, the number of tokens emitted so far.
-        n: the n-gram size, a Python int >= 1.
+        n: the n-gram size, an int >= 1 (a Python int or a scalar int32 tensor).
         vocab_size: V, a Python int.
     The n-gram at positions j..j+n-1 (j <= t - n) bans its last token when its first
     n - 1 tokens equal the row's last n - 1 (for n = 1: every token emitted so far).
+    The n - 1 comparisons run in a loop of the graph, and only once the row has n tokens
+    (t >= n): the graph is the same for every n, and an n longer than any output allowed
+    costs nothing.
     """
-    m = n - 1
     rows, width = ops.shape(history)[0], ops.shape(history)[1]
+    positions = ops.arange(width, dtype="int32")  # (T,)
+    n = ops.cast(n, "int32")
+    m = ops.minimum(n - 1, width)  # beyond the width no n-gram fits (and no sum overflows)
 
     def shifted(i):  # column j holds history[:, j + i] (pad past the end)
-        if i == 0:
-            return history
-        return ops.concatenate([history[:, i:], ops.zeros_like(history[:, :i])], axis=1)
+        columns = positions + i
+        inside = ops.less(columns, width)
+        taken = ops.take(history, ops.minimum(columns, width - 1), axis=1)
+        return ops.where(inside[None, :], taken, ops.zeros_like(taken))
 
-    match = ops.less_equal(ops.arange(width, dtype="int32")[None, :], t - n)  # (1, T)
-    for i in range(m):
+    def compare(i, match):
         last = ops.take(history, ops.maximum(t - m + i, 0), axis=1)  # (R,)
-        match = ops.logical_and(match, ops.equal(shifted(i), last[:, None]))
+        return ops.logical_and(match, ops.equal(shifted(i), last[:, None]))
+
+    match = ops.less_equal(positions[None, :], t - n)  # (1, T): no column when t < n
     match = ops.broadcast_to(match, (rows, width))
+    match = ops.fori_loop(0, ops.where(ops.less(t, n), 0, m), compare, match)
     banned = shifted(m)  # (R, T): the token completing the n-gram that starts at j
     row_ids = ops.broadcast_to(ops.arange(rows, dtype="int32")[:, None], (rows, width))
     indices = ops.stack([ops.reshape(row_ids, (-1,)), ops.reshape(banned, (-1,))], axis=1)

@@ -85,6 +85,8 @@ class SearchSettings:
         no_repeat_ngram_size: n >= 1: a hypothesis never emits a token that completes an
             n-gram it already contains (Paulus et al. 2017; fairseq's
             `--no-repeat-ngram-size`); 1 forbids any token twice. 0 (the default) is off.
+            The graph is the same for every n, and an n longer than the output so far
+            compares nothing, so any int32 value is answered at once.
         With every control off the search runs exactly the graph it runs without them;
         a control that leaves a hypothesis no token but END (a tiny vocabulary) lets it
         end, before `min_length` too (`zoo.search.controls`).
