@@ -22,6 +22,7 @@ LIMIT_FLAGS = (
     ("max_request_bytes", positive_int, None),
     ("max_sentences", positive_int, None),
     ("max_sentence_chars", positive_int, None),
+    ("max_sentence_tokens", positive_int, None),
     ("max_beam_size", positive_int, None),
     ("max_beam_sentences", positive_int, None),
     ("max_batch_size", positive_int, f" (default: {BATCH_SIZE_DEFAULT}, --batch-size)"),

@@ -25,6 +25,7 @@ from zoo.server.validation import (
     batch_key,
     check_content_type,
     check_request,
+    check_token_counts,
     parse_json,
 )
 
@@ -112,6 +113,10 @@ async def translate(request):
                 close=True,
             ) from None
         options = check_request(parse_json(body), limits, state.default_beam_size)
+        counter = getattr(state.translator, "source_lengths", None)  # a SavedModel has none
+        if counter is not None and options["sentences"]:
+            counts = await asyncio.to_thread(counter, options["sentences"])
+            check_token_counts(options["sentences"], counts, limits)
     except RequestError as refused:
         return error(refused.status, str(refused), refused.close)
     except ClientDisconnect:  # gone before its body was read: nobody to answer

@@ -26,7 +26,14 @@ class ServerLimits:
         "largest request body in bytes, whatever its framing (Content-Length or chunked)",
     )
     max_sentences: int = _limit(100, "most sentences in one request")
-    max_sentence_chars: int = _limit(1000, "most characters in one sentence")
+    max_sentence_chars: int = _limit(
+        1000,
+        "most characters in one sentence, as given and after NFKC normalisation (what the "
+        "tokenizer reads: one character may become 18)",
+    )
+    max_sentence_tokens: int = _limit(
+        500, "most source tokens in one sentence, as the model's tokenizer counts them"
+    )
     max_beam_size: int = _limit(16, "largest beam_size a request may ask for")
     max_beam_sentences: int = _limit(
         1000, "most beam_size x sentences in one request (the hypotheses one search holds)"

@@ -4,6 +4,7 @@ received). Nothing here runs the model."""
 
 import json
 import math
+import unicodedata
 
 from zoo.constants import INT32_MAX  # where no limit of the server bounds a field
 
@@ -154,7 +155,9 @@ def _text(name, value, limits):
 
 def _check_length_and_unicode(label, text, limits, unit=""):
     """A RequestError naming `label` when `text` has more than `max_sentence_chars`
-    characters (413) or is not valid Unicode (a lone surrogate, e.g. "\ud800")."""
+    characters (413), as given or NFKC-normalised (what the tokenizers read, where one
+    character may become 18: U+FDFA), or is not valid Unicode (a lone surrogate, e.g.
+    "\ud800")."""
     if len(text) > limits.max_sentence_chars:
         raise RequestError(
             f"{label} has {len(text)} characters; this server takes at most "
@@ -167,6 +170,27 @@ def _check_length_and_unicode(label, text, limits, unit=""):
         raise RequestError(
             f"{label} is not valid Unicode text: {error.reason} at character {error.start}."
         ) from None
+    normalized = len(unicodedata.normalize("NFKC", text))
+    if normalized > limits.max_sentence_chars:
+        raise RequestError(
+            f"{label} has {len(text)} characters, {normalized} after NFKC normalisation (what "
+            f"the model reads); this server takes at most {limits.max_sentence_chars}{unit} "
+            "(max_sentence_chars).",
+            status=413,
+        )
+
+
+def check_token_counts(sentences, counts, limits):
+    """A 413 RequestError naming the first sentence of more than `max_sentence_tokens`
+    source tokens; `counts`: the tokens of each sentence, as the translator's tokenizer
+    counts them."""
+    for index, count in enumerate(counts):
+        if count > limits.max_sentence_tokens:
+            raise RequestError(
+                f"sentences[{index}] has {int(count)} source tokens; this server takes at "
+                f"most {limits.max_sentence_tokens} a sentence (max_sentence_tokens).",
+                status=413,
+            )
 
 
 def _per_sentence(name, value, count, what):
