@@ -72,6 +72,11 @@ README_START = (
 )
 README_END = "<!-- end of the paper table -->"
 README_FIGURE = "paper_table_bleu_by_length.png"  # written beside --readme FILE
+RUN_NOTES_LINE = (
+    "Train minutes are wall minutes of training on 2-core CPUs, most rows two at a time with "
+    "one thread each, so they compare loosely; what ran beside each row is in "
+    'bench/RESULTS.md ("Translation quality", the paper table).'
+)
 DEFAULT_OUT = OUT_DIR / "paper_table"  # the rows' run folders, table.md, the figure
 EPOCHS = 12  # the table's epochs by default, and the table that --readme writes
 # A recipe stopped by Ctrl-C or SIGTERM exits with the shell's 128 + signal, checkpointed.
@@ -237,10 +242,12 @@ def _buckets(results):
     return shown, left_out
 
 
-def table(results, significance_notes=""):
+def table(results, significance_notes="", run_notes=True):
     """The markdown table of finished rows (dict label -> metrics), then a line naming the
     length buckets left out for having fewer than MIN_SENTENCES sentences, then
-    `significance_notes` (markdown, from `significance`)."""
+    `significance_notes` (markdown, from `significance`). With `run_notes`, each row's
+    "run_note" (what ran beside it) is a numbered note to its train minutes; without, one
+    line points to bench/RESULTS.md for them (the guide's table)."""
     shown, left_out = _buckets(results)
     head = "| row | paper row | params | epochs | train min | val ppl | test ppl |"
     head += " BLEU greedy | BLEU beam | chrF |" + "".join(f" {b} |" for _, b in shown)
@@ -248,7 +255,7 @@ def table(results, significance_notes=""):
     notes = {}  # run note -> its mark, in order of first use
     for label, m in results.items():
         mark = ""
-        if m.get("run_note"):
+        if run_notes and m.get("run_note"):
             mark = notes.setdefault(m["run_note"], f" [{len(notes) + 1}]")
         by_length = _beam_rows(m)
         training = m["training"]
@@ -277,6 +284,9 @@ def table(results, significance_notes=""):
             else ""
         )
     )
+    if not run_notes:
+        lines.append("")
+        lines.append(RUN_NOTES_LINE)
     if notes:  # one list item per note, so that markdown keeps them on separate lines
         lines.append("")
         lines.extend(f"- {mark.strip()} Train minutes: {note}." for note, mark in notes.items())
@@ -539,7 +549,8 @@ def update_readme(path, results, out, significance_notes=""):
     figure = path.parent / README_FIGURE
     shutil.copyfile(out / "bleu_by_length.png", figure)
     alt = "test2016 BLEU by source length for every recorded row"
-    block = f"{README_START}\n\n{table(results, significance_notes)}\n![{alt}]({README_FIGURE})\n\n"
+    rows = table(results, significance_notes, run_notes=False)
+    block = f"{README_START}\n\n{rows}\n![{alt}]({README_FIGURE})\n\n"
     path.write_text(text[:start] + block + text[end:], encoding="utf-8")
     print(f"Updated the paper table in {path} and {figure}")
 
