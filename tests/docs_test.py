@@ -543,3 +543,17 @@ def test_record_agrees_with_the_paper_tables_records():
         assert values["bleu_beam"] == round(record["bleu"], 2), entry["id"]
         assert values["bleu_greedy"] == round(record["bleu_greedy"], 2), entry["id"]
         assert values["chrf_beam"] == round(record["chrf"], 2), entry["id"]
+
+
+def test_tuning_guide_states_the_search_defaults():
+    """ "`--max-trials` (10)", "`--tuner` (random)": the defaults of zoo.tuning.tune, which
+    recipes/tune.py renders."""
+    import inspect
+
+    from zoo import tuning
+
+    text = " ".join((REPO / "docs" / "tuning.md").read_text(encoding="utf-8").split())
+    defaults = inspect.signature(tuning.tune).parameters
+    for name in ("tuner", "objective", "max_trials", "epochs", "data", "size", "directory"):
+        flag = "--" + name.replace("_", "-")
+        assert f"`{flag}` ({defaults[name].default})" in text, flag
