@@ -22,5 +22,9 @@ SOURCE_TOKENIZER_DIR = "source_tokenizer"  # its tokenizers (and a LiteRT file's
 TARGET_TOKENIZER_DIR = "target_tokenizer"
 CHECKPOINT_DIR = "checkpoints"  # an output folder's checkpoints (and the run's time plan)
 LOG_DIR = "logs"  # an output folder's TensorBoard logs: train/ and validation/
+CONFIG_FILE = "translator.json"  # its search settings and the model file it delivers
+RUN_FILE = "run.json"  # the settings of the run that trained it (every flag)
+CARD_FILE = "README.md"  # a shipped or published folder's model card
+CHECKSUMS_FILE = "checksums.sha256"  # a shipped or published folder's file hashes (sha256sum)
 
 INT32_MAX = 2**31 - 1  # the largest step, length or n-gram size the search counts (int32)

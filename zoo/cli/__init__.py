@@ -12,11 +12,15 @@ average, serve, compare, export, score and params.
     cat sentences.de | python -m zoo translate saved_models/luong_local_general --beam-size 5
     python -m zoo evaluate saved_models/luong_local_general --split test2016 --beam-size 5
     python -m zoo params --size paper
+    python -m zoo list
+    python -m zoo translate luong_local_general_multi30k_de_en "Ein Hund rennt."
+    python -m zoo push saved_models/luong_local_general hf://owner/name
 
 MODEL_DIR is an output folder written by `zoo.translator.Translator.save` (model.keras,
-source_tokenizer/, target_tokenizer/, translator.json). One module per command
-(`zoo/cli/translate.py`, ...), each with its parser and its `run_<command>(args, out)`;
-`flags.py` holds the flags several commands share, `loading.py` opens MODEL_DIR. The search
+source_tokenizer/, target_tokenizer/, translator.json), the name of a shipped translator
+(`python -m zoo list`) or a hub handle `hf://owner/name` (`zoo.hub.resolve_translator`).
+One module per command (`zoo/cli/translate.py`, ...; `hub.py` holds list and push), each
+with its parser and its `run_<command>(args, out)`; `flags.py` holds the flags several commands share, `loading.py` opens MODEL_DIR. The search
 flags' defaults are translator.json's, else the library's (`zoo.search.defaults`).
 """
 
@@ -27,11 +31,13 @@ from zoo.cli.average import run_average
 from zoo.cli.compare import run_compare
 from zoo.cli.evaluate import run_evaluate
 from zoo.cli.export import run_export
+from zoo.cli.hub import run_list, run_push
 from zoo.cli.parser import build_parser, parse_arguments
 from zoo.cli.score import run_score
 from zoo.cli.serve import run_serve
 from zoo.cli.translate import run_translate
 from zoo.errors import exit_on_user_error
+from zoo.hub import resolve_translator
 
 __all__ = [
     "build_parser",
@@ -52,6 +58,8 @@ COMMANDS = {
     "compare": run_compare,
     "export": run_export,
     "score": run_score,
+    "list": run_list,
+    "push": run_push,
 }
 
 
@@ -65,6 +73,12 @@ def main(argv=None):
         return 0
     args = parse_arguments(argv)
     command = COMMANDS[args.command]
-    return exit_on_user_error(
-        lambda: command(args), prog=f"python -m zoo {args.command}", debug=args.debug
-    )
+
+    def job():
+        if getattr(args, "model_dir", None) is not None:
+            args.model_dir = resolve_translator(args.model_dir)  # a name or hub handle
+        for index, member in enumerate(getattr(args, "ensemble", None) or []):
+            args.ensemble[index] = resolve_translator(member)
+        return command(args)
+
+    return exit_on_user_error(job, prog=f"python -m zoo {args.command}", debug=args.debug)

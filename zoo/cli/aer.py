@@ -4,7 +4,7 @@ import os
 import sys
 
 from zoo.checks import positive_int
-from zoo.cli.flags import add_debug_flag, add_model_file_flag, check_output_path
+from zoo.cli.flags import MODEL_HELP, add_debug_flag, add_model_file_flag, check_output_path
 from zoo.evaluation import forced_alignments
 from zoo.workflow.flag_types import library_default
 
@@ -18,7 +18,7 @@ def add_aer_command(commands):
         "score it with Och and Ney's alignment error rate, as Luong et al. 2015 section 5.4. "
         "Prints AER, precision and recall.",
     )
-    aer.add_argument("model_dir", metavar="MODEL_DIR", help="a zoo output folder")
+    aer.add_argument("model_dir", metavar="MODEL_DIR", help=MODEL_HELP)
     aer.add_argument(
         "--source",
         required=True,

@@ -5,6 +5,7 @@ import sys
 
 from zoo.checks import positive_int
 from zoo.cli.flags import (
+    MODEL_HELP,
     add_control_flags,
     add_search_flags,
     add_unknown_word_flags,
@@ -26,7 +27,7 @@ def add_evaluate_command(commands):
         description="Translate a corpus split and print sacreBLEU BLEU (13a, cased) and chrF "
         "with their signatures.",
     )
-    evaluate.add_argument("model_dir", metavar="MODEL_DIR", help="a zoo output folder")
+    evaluate.add_argument("model_dir", metavar="MODEL_DIR", help=MODEL_HELP)
     evaluate.add_argument(
         "--data",
         default=None,

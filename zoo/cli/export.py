@@ -4,7 +4,13 @@ import os
 import sys
 
 from zoo.checks import positive_int
-from zoo.cli.flags import add_debug_flag, add_model_file_flag, check_output_path, folder_default
+from zoo.cli.flags import (
+    MODEL_HELP,
+    add_debug_flag,
+    add_model_file_flag,
+    check_output_path,
+    folder_default,
+)
 from zoo.errors import UsageError
 from zoo.export.litert import QUANTIZATIONS, SEARCHES, export_litert, sidecar
 from zoo.search.defaults import BEAM_SIZE
@@ -25,7 +31,7 @@ def add_export_command(commands):
         ".source_tokenizer/, .target_tokenizer/, .json). The SavedModel is MODEL_DIR/serving, "
         "which training writes. Guide: docs/serving.md, 'LiteRT (TFLite)'.",
     )
-    export.add_argument("model_dir", metavar="MODEL_DIR", help="a zoo output folder")
+    export.add_argument("model_dir", metavar="MODEL_DIR", help=MODEL_HELP)
     export.add_argument(
         "--format", choices=FORMATS, default=FORMATS[0], help="file format (default: %(default)s)"
     )

@@ -8,6 +8,7 @@ import os
 
 from zoo.checks import non_negative_float, non_negative_int, positive_float, positive_int, seed_int
 from zoo.errors import DEBUG_HELP, UsageError
+from zoo.hub import HUB_PREFIX
 from zoo.search import defaults as search_defaults
 from zoo.search import sample
 from zoo.translator import CONFIG_FILE, MODEL_FILE
@@ -17,6 +18,12 @@ MODEL_FILE_DEFAULT = (
     f"the file MODEL_DIR/{CONFIG_FILE} names, the one the run chose on validation; else "
     f"{MODEL_FILE}"
 )
+
+MODEL_HELP = (
+    "a zoo output folder, the name of a shipped translator (python -m zoo list) or a hub "
+    f"handle {HUB_PREFIX}owner/name"
+)
+"""MODEL_DIR's help in every command that reads a translator."""
 
 
 def check_output_path(path, flag):

@@ -7,6 +7,7 @@ from zoo.cli.average import add_average_command
 from zoo.cli.compare import add_compare_command
 from zoo.cli.evaluate import add_evaluate_command
 from zoo.cli.export import add_export_command
+from zoo.cli.hub import add_list_command, add_push_command
 from zoo.cli.score import add_score_command
 from zoo.cli.serve import add_serve_command
 from zoo.cli.translate import add_translate_command
@@ -43,6 +44,8 @@ def _parser_and_commands():
     add_compare_command(commands)
     add_export_command(commands)
     add_score_command(commands)
+    add_list_command(commands)
+    add_push_command(commands)
     commands.add_parser(
         "params",
         help="print the parameter counts of the presets (python -m zoo params --help)",

@@ -6,6 +6,7 @@ import sys
 from zoo.checks import positive_int
 from zoo.cli.aer import read_text_lines
 from zoo.cli.flags import (
+    MODEL_HELP,
     add_debug_flag,
     add_model_file_flag,
     check_output_path,
@@ -24,7 +25,7 @@ def add_score_command(commands):
         "END in total and per token, tab-separated (Translator.score: minus the pair's "
         "training loss without label smoothing). For filtering corpora and reranking.",
     )
-    score.add_argument("model_dir", metavar="MODEL_DIR", help="a zoo output folder")
+    score.add_argument("model_dir", metavar="MODEL_DIR", help=MODEL_HELP)
     score.add_argument(
         "--source",
         required=True,

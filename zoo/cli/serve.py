@@ -5,7 +5,7 @@ import os
 import sys
 
 from zoo.checks import argparse_number, positive_float, positive_int
-from zoo.cli.flags import add_search_flags
+from zoo.cli.flags import MODEL_HELP, add_search_flags
 from zoo.cli.loading import is_saved_model, load_translator
 from zoo.errors import UsageError
 from zoo.server import HttpServer, ServerLimits, make_app, make_server
@@ -69,7 +69,7 @@ def add_serve_command(commands):
     serve.add_argument(
         "model_dir",
         metavar="MODEL_DIR",
-        help="a zoo output folder, or its serving/ SavedModel (its beam size and sampling "
+        help=f"{MODEL_HELP}, or its serving/ SavedModel (its beam size and sampling "
         "settings are those fixed at export)",
     )
     serve.add_argument(

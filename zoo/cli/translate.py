@@ -7,6 +7,7 @@ from zoo.checks import positive_int
 from zoo.cli.aer import read_text_lines
 from zoo.cli.flags import (
     CONTROL_FLAGS,
+    MODEL_HELP,
     add_control_flags,
     add_sampling_flags,
     add_search_flags,
@@ -46,7 +47,7 @@ def add_translate_command(commands):
     translate.add_argument(
         "model_dir",
         metavar="MODEL_DIR",
-        help="a zoo output folder, or its serving/ SavedModel (beam size fixed at export; "
+        help=f"{MODEL_HELP}, or its serving/ SavedModel (beam size fixed at export; "
         "--beam-size 1 uses its greedy endpoint)",
     )
     translate.add_argument(

@@ -20,12 +20,12 @@ import json
 import os
 
 from zoo.checks import check_int
-from zoo.constants import MODEL_FILE, SOURCE_TOKENIZER_DIR, TARGET_TOKENIZER_DIR
+from zoo.constants import CONFIG_FILE, MODEL_FILE, SOURCE_TOKENIZER_DIR, TARGET_TOKENIZER_DIR
+from zoo.hub import resolve_translator
 from zoo.json_files import write_json
 from zoo.search import SearchSettings
 from zoo.search.defaults import SEARCH_DEFAULTS
 
-CONFIG_FILE = "translator.json"
 SERVING_DIR = "serving"
 
 SETTINGS = tuple(SEARCH_DEFAULTS)
@@ -285,7 +285,8 @@ class OutputFolder:
         """Loads a translator from an output folder (module docstring).
 
         Args:
-            directory: the folder.
+            directory: the folder, the name of a shipped translator, or a hub handle
+                `hf://owner/name` (`zoo.hub.resolve_translator`).
             model_file: the model file inside it (default: `Translator.model_file(directory)`,
                 the file the run delivered).
             **overrides: any of the settings (beam_size, length_penalty, batch_size,
@@ -293,5 +294,21 @@ class OutputFolder:
                 values of translator.json. A setting given by neither takes its default
                 (`zoo.search.defaults`).
         """
+        directory = resolve_translator(directory)
         settings = read_settings(directory, overrides)
         return cls(*load_parts(directory, model_file), **settings)
+
+    def push_to_hub(self, handle, token=None, private=False, metadata=None):
+        """Uploads this translator to the Hugging Face Hub repository `handle`
+        (`hf://owner/name`, created if missing) in the hub layout (`zoo.hub`): model.keras,
+        the tokenizers, translator.json and a model card. Needs `huggingface_hub` (the
+        `hub` extra) and a token (`hf auth login`, HF_TOKEN or `token`). Returns the
+        repository's URL; `Translator.from_directory(handle)` loads it back."""
+        import tempfile
+
+        from zoo.hub import push_translator
+
+        with tempfile.TemporaryDirectory() as scratch:
+            folder = self.save(os.path.join(scratch, "translator"), serving=False,
+                               metadata=metadata)  # fmt: skip
+            return push_translator(folder, handle, token=token, private=private)

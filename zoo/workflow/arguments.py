@@ -40,6 +40,7 @@ from zoo.workflow.report import (
     VOCABULARY_FILE,
 )
 from zoo.workflow.selection import AVERAGED_FILE
+from zoo.workflow.starting_points import add_start_flags
 from zoo.workflow.training_flags import add_training_flags
 
 __all__ = [
@@ -102,4 +103,5 @@ def make_parser(recipe, family, description=None, switches=None):
     add_model_flags(parser, family, switches)
     add_training_flags(parser, family)
     add_output_flags(parser, recipe)
+    add_start_flags(parser)
     return parser

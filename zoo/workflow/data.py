@@ -43,6 +43,7 @@ from zoo.training import PerWorkerDataset
 from zoo.translator import SOURCE_TOKENIZER_DIR, TARGET_TOKENIZER_DIR
 from zoo.workflow.data_flags import STREAM_ABOVE_MIB
 from zoo.workflow.report import VOCABULARY_FILE, write_lines
+from zoo.workflow.starting_points import init_tokenizers, report_unknown
 from zoo.workflow.training_flags import subword_regularization
 
 STREAM_ABOVE_BYTES = STREAM_ABOVE_MIB * 2**20  # Multi30k's training files hold 4 MB
@@ -125,6 +126,13 @@ def tokenizers(args, train, out, chief, say):
         say(f"Tokenizers: reusing {directories[0]} and {directories[1]}")
         return [load_tokenizer(d) for d in directories]
     sides = _tokenizer_sentences(args, train, say)
+    if getattr(args, "init_from", None):  # fine-tuning keeps the model's vocabulary
+        made = init_tokenizers(args, out, chief, say)
+        report_unknown(args, sides, made, say)
+        if chief:
+            for lang, tokenizer in zip((args.source_lang, args.target_lang), made, strict=True):
+                _write_vocabulary(tokenizer, os.path.join(out, VOCABULARY_FILE.format(lang=lang)))
+        return made
     if getattr(args, "shared_vocabulary", False):
         return _shared_tokenizer(args, sides, directories, out, chief, say)
     made = []

@@ -40,6 +40,7 @@ from zoo.workflow.report import (
     evaluate_and_report,
 )
 from zoo.workflow.run_record import RESUMABLE_CHANGES, RUN_FILE, RunRecord
+from zoo.workflow.starting_points import apply_config, init_weights
 from zoo.workflow.training_flags import training_options
 
 __all__ = ["RESUMABLE_CHANGES", "RUN_FILE", "main", "run", "written_files"]
@@ -90,7 +91,9 @@ def main(
     parser = make_parser(recipe, family, description=description, switches=switches)
     if add_arguments is not None:
         add_arguments(parser)
-    args = parser.parse_args(sys.argv[1:] if argv is None else list(argv))
+    argv = sys.argv[1:] if argv is None else list(argv)
+    apply_config(parser, argv, recipe)  # --config: a recorded run's settings as defaults
+    args = parser.parse_args(argv)
     try:
         resolve_defaults(args)
     except ValueError as error:
@@ -191,6 +194,8 @@ def _locked_run(build_model, args, strategy, chief, say, started, out):
         model = apply_model_flags(
             build_model(args, tokenizers[0].vocab_size, tokenizers[1].vocab_size), args
         )
+        if args.init_from:  # fine-tuning (a resumed run's checkpoint replaces these)
+            init_weights(model, args, say)
         dropout = model_dropout(model)
         optimizer = training.make_optimizer(
             args.optimizer,

@@ -16,13 +16,12 @@ import os
 import resource
 import sys
 
-from zoo.constants import CHECKPOINT_DIR
+from zoo.constants import CHECKPOINT_DIR, RUN_FILE
 from zoo.data.fingerprint import changes, fingerprints
 from zoo.errors import UsageError
 from zoo.json_files import write_json
 from zoo.translator import SOURCE_TOKENIZER_DIR
 
-RUN_FILE = "run.json"
 RECORDS = ("corpus_files", "peak_memory_mib")  # run.json's entries that are not settings
 # Flags that may change between a run and its resumption (all others must stay the same).
 RESUMABLE_CHANGES = frozenset(
@@ -49,6 +48,7 @@ RESUMABLE_CHANGES = frozenset(
         "debug",
         "allow_corpus_change",
         "tokenizer_sample",  # a resumed run reuses its tokenizers
+        "config",  # where the defaults came from; the settings themselves are compared
     }
 )
 
