@@ -217,7 +217,8 @@ def test_export_command_writes_the_file(translators, tmp_path, capsys):
 
 def test_the_guides_runner_translates_as_the_translator(translators, tmp_path, monkeypatch):
     """docs/serving.md's runner (sentencepiece and the interpreter only) on sentences of
-    every kind gives LiteRTTranslator's translations, which are the Translator's."""
+    every kind gives LiteRTTranslator's translations, which are the Translator's, from a
+    greedy file and from a beam file (two signatures)."""
     from pathlib import Path
 
     text = (Path(__file__).resolve().parents[2] / "docs" / "serving.md").read_text("utf-8")
@@ -230,6 +231,12 @@ def test_the_guides_runner_translates_as_the_translator(translators, tmp_path, m
     exec(compile(runner, "serving.md", "exec"), namespace)
     sentences = [*SENTENCES, "\ufeffZwei\u3000Hunde", "ﬁn Ⅻ"]
     expected = translator.translate(sentences, beam_size=1)
+    assert [namespace["translate"](s) for s in sentences] == expected
+    # A beam file has two signatures: the runner names the one it runs.
+    export_litert(translator, "lite/bahdanau.tflite", search="beam", beam_size=2)
+    namespace = {}
+    exec(compile(runner, "serving.md", "exec"), namespace)
+    expected = translator.translate(sentences, beam_size=2)
     assert [namespace["translate"](s) for s in sentences] == expected
 
 

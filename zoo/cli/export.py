@@ -3,7 +3,7 @@
 import os
 import sys
 
-from zoo.checks import positive_int
+from zoo.checks import argparse_number, positive_int
 from zoo.cli.flags import (
     MODEL_HELP,
     add_debug_flag,
@@ -12,7 +12,7 @@ from zoo.cli.flags import (
     folder_default,
 )
 from zoo.errors import UsageError
-from zoo.export.litert import QUANTIZATIONS, SEARCHES, export_litert, sidecar
+from zoo.export.litert import MAX_BATCH_SIZE, QUANTIZATIONS, SEARCHES, export_litert, sidecar
 from zoo.search.defaults import BEAM_SIZE
 from zoo.workflow.flag_types import library_default
 
@@ -58,10 +58,12 @@ def add_export_command(commands):
     )
     export.add_argument(
         "--batch-size",
-        type=positive_int,
+        type=argparse_number(
+            int, 1, False, f"an integer from 1 to {MAX_BATCH_SIZE}", maximum=MAX_BATCH_SIZE
+        ),
         default=library_default(export_litert, "batch_size"),
         help="the file's fixed batch: sentences per call, short batches padded "
-        "(default: %(default)s)",
+        f"(default: %(default)s; at most {MAX_BATCH_SIZE})",
     )
     add_model_file_flag(export)
     add_debug_flag(export)

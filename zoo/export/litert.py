@@ -42,6 +42,9 @@ SEARCHES = ("greedy", "beam")
 OUTPUT_NAMES = ("ids", "lengths", "scores")
 FORMAT_VERSION = 1
 DEFAULT_SIGNATURE = "serving_default"  # the search chosen at export
+MAX_BATCH_SIZE = 1024
+"""The largest batch a file is exported for: every buffer of its search (decoder states,
+tokens, scores) has batch x beam rows fixed at export, and a call holds them all."""
 GREEDY_SIGNATURE = "greedy"  # beam files: greedy search too (export_litert's `greedy`)
 
 
@@ -146,7 +149,8 @@ def export_litert(
         search: "greedy" or "beam".
         beam_size: beam search's K (default: the translator's); with "greedy" it must be
             None or 1.
-        batch_size: the sentences of one call (the input's fixed first dimension).
+        batch_size: the sentences of one call (the input's fixed first dimension), at most
+            `MAX_BATCH_SIZE`.
         greedy: with "beam", also add the signature `greedy` (beam size 1), as the
             SavedModel's `translate_greedy`; the two share the weights.
 
@@ -156,6 +160,11 @@ def export_litert(
     check_choice("quantize", quantize, QUANTIZATIONS)
     check_choice("search", search, SEARCHES)
     batch_size = check_int(None, "batch_size", batch_size)
+    if batch_size > MAX_BATCH_SIZE:
+        raise ValueError(
+            f"batch_size must be at most {MAX_BATCH_SIZE} (a file's buffers hold batch x beam "
+            f"rows fixed at export); received {batch_size}."
+        )
     if search == "greedy":
         if beam_size not in (None, 1):
             raise ValueError(f"search='greedy' has beam size 1; received beam_size={beam_size!r}.")
