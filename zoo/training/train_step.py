@@ -216,9 +216,20 @@ def _is_default(strategy):
     return strategy is tf.distribute.get_strategy() and not tf.distribute.has_strategy()
 
 
+MAX_ACCUMULATE_STEPS = 1024
+"""The most batches one update accumulates: a group of them is held in memory at once
+(`group_batches`), and an update of more batches than a corpus' epoch has is rarely meant."""
+
+
 def check_accumulate_steps(value):
-    """`value` as an int >= 1; else a ValueError naming it."""
-    return check_int(None, "accumulate_steps", value)
+    """`value` as an int in [1, `MAX_ACCUMULATE_STEPS`]; else a ValueError naming it."""
+    value = check_int(None, "accumulate_steps", value)
+    if value > MAX_ACCUMULATE_STEPS:
+        raise ValueError(
+            f"accumulate_steps must be in [1, {MAX_ACCUMULATE_STEPS}] (a group of that many "
+            f"batches is held in memory at once); received {value}."
+        )
+    return value
 
 
 def updates_per_epoch(batches, accumulate_steps):

@@ -3,11 +3,11 @@
 Two trainings writing into one `--out` at once would overwrite each other's checkpoints,
 tokenizers and model. A recipe holds `<out>/run.lock` while it runs: the file is created
 atomically (`O_CREAT | O_EXCL`) and holds the process id, the host and the start time; it is
-removed when the run ends, normally, by an exception, by Ctrl-C, or by SIGTERM while it
-trains (the training loop turns it into an exception after a checkpoint). A second run into
-the same folder refuses at once, naming the first one's process. A lock left by a process
-that no longer runs on this host (SIGTERM before training, SIGKILL, a crash of the machine)
-is taken over with a warning; a lock from another host is never taken over (remove the file
+removed when the run ends, normally, by an exception, by Ctrl-C, or by SIGTERM at any stage
+(`zoo.workflow.termination`: while training, after a checkpoint of the step in flight; and
+within its grace time even when an operation does not return). A second run into the same
+folder refuses at once, naming the first one's process. A lock left by a process that no
+longer runs on this host (SIGKILL, a crash of the machine) is taken over with a warning; a lock from another host is never taken over (remove the file
 once that run is over).
 """
 
@@ -21,6 +21,13 @@ from zoo.errors import UsageError
 
 LOCK_FILE = "run.lock"
 logger = logging.getLogger("zoo.workflow")
+_held = set()  # the OutLocks this process holds (released by `release_held_locks`)
+
+
+def release_held_locks():
+    """Releases every lock this process holds (a process about to end at once)."""
+    for lock in list(_held):
+        lock.release()
 
 
 class OutFolderInUse(UsageError):
@@ -101,6 +108,7 @@ class OutLock:
         os.makedirs(self.folder, exist_ok=True)
         if self._create():
             self.held = True
+            _held.add(self)
             return self
         holder = self._holder()
         if self._stale(holder):
@@ -116,6 +124,7 @@ class OutLock:
                 pass
             if self._create():
                 self.held = True
+                _held.add(self)
                 return self
             holder = self._holder()
         who = (
@@ -128,6 +137,7 @@ class OutLock:
         )
 
     def release(self):
+        _held.discard(self)
         if self.held:
             self.held = False
             try:

@@ -41,6 +41,7 @@ from zoo.workflow.report import (
 )
 from zoo.workflow.run_record import RESUMABLE_CHANGES, RUN_FILE, RunRecord
 from zoo.workflow.starting_points import apply_config, init_weights
+from zoo.workflow.termination import Terminated, ending_on_sigterm
 from zoo.workflow.training_flags import training_options
 
 __all__ = ["RESUMABLE_CHANGES", "RUN_FILE", "main", "run", "written_files"]
@@ -100,11 +101,12 @@ def main(
         parser.error(str(error))
 
     def job():
-        try:
-            return run(build_model, args)
-        except training.TrainingInterrupted as interrupted:  # Ctrl-C or SIGTERM: checkpointed
-            print(f"\n{args.recipe}: {interrupted}", file=sys.stderr, flush=True)
-            sys.exit(interrupted.exit_code)
+        with ending_on_sigterm():  # SIGTERM ends the run at any stage, releasing run.lock
+            try:
+                return run(build_model, args)
+            except (training.TrainingInterrupted, Terminated) as interrupted:  # checkpointed
+                print(f"\n{args.recipe}: {interrupted}", file=sys.stderr, flush=True)
+                sys.exit(interrupted.exit_code)
 
     return exit_on_user_error(job, prog=parser.prog, debug=args.debug)
 

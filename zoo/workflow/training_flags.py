@@ -10,6 +10,7 @@ them in after parsing, and the help texts render them.
 import argparse
 
 from zoo.checks import (
+    argparse_number,
     non_negative_float,
     non_negative_int,
     positive_float,
@@ -38,6 +39,7 @@ from zoo.training.optimizers import (
     own_decay_after,
 )
 from zoo.training.profiles import OPTIMIZER_DESCRIPTIONS, training_profile
+from zoo.training.train_step import MAX_ACCUMULATE_STEPS
 from zoo.translator import CONFIG_FILE
 from zoo.workflow.flag_types import library_default, rate
 
@@ -107,14 +109,21 @@ def add_validation_flags(training):
     """Gradient accumulation, the validation metric and early stopping."""
     training.add_argument(
         "--accumulate-steps",
-        type=positive_int,
+        type=argparse_number(
+            int,
+            1,
+            False,
+            f"an integer from 1 to {MAX_ACCUMULATE_STEPS}",
+            maximum=MAX_ACCUMULATE_STEPS,
+        ),
         default=library_default(train, "accumulate_steps"),
         metavar="N",
         help="sum the gradients of N batches before each optimizer update: the update of one "
         "batch N times larger (--batch-size times N pairs, its loss normalisation and "
         "clipping) on a device that cannot hold it. Steps count updates: --max-steps, "
         "--checkpoint-every and the learning-rate halving; an epoch's last step takes the "
-        "batches left over. One device only (default: %(default)s)",
+        f"batches left over. One device only (default: %(default)s; at most "
+        f"{MAX_ACCUMULATE_STEPS})",
     )
     training.add_argument(
         "--validation-metric",
