@@ -151,3 +151,19 @@ def test_push_reports_an_unreachable_hub_as_one_message(run_folder, tmp_path):
     assert done.returncode == 1
     assert "error: pushing to hf://owner/tiny failed (" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("backend", ["jax", "torch"])
+def test_the_float16_model_file_loads_with_keras_on(backend, packaged):
+    from zoo.testing.backend_run import backend_installed, run_in_backend
+    from zoo.testing.model_probe import load_file_logits
+
+    if not backend_installed(backend):
+        pytest.skip(f"{backend} is not installed: pip install -e '.[{backend}]'")
+    ids = np.random.default_rng(0).integers(4, 200, size=(2, 6)).astype("int32")
+    inputs = {"source_ids": ids, "target_ids": ids[:, ::-1].copy()}
+    path = str(packaged / "model.keras")
+    found = run_in_backend(backend, "zoo.testing.model_probe:load_file_logits", inputs, path=path)
+    expected = load_file_logits(inputs, path)
+    assert found["dtypes"].tolist() == expected["dtypes"].tolist() == ["float32"]
+    np.testing.assert_allclose(found["logits"], expected["logits"], rtol=1e-4, atol=1e-5)

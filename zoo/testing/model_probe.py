@@ -229,3 +229,15 @@ def export_refusal(inputs, folder, out):
         else:
             messages.append("no error")
     return {"messages": np.array(messages)}
+
+
+def load_file_logits(inputs, path):
+    """{"logits", "dtypes"}: the teacher-forced logits of the model file at `path` (loaded
+    with `keras.models.load_model`, safe mode) on `inputs`, and its weights' dtypes."""
+    import keras
+
+    import zoo  # noqa: F401 - registers the layers and models with Keras
+
+    model = keras.models.load_model(path, compile=False, safe_mode=True)
+    dtypes = sorted({str(keras.backend.standardize_dtype(w.dtype)) for w in model.weights})
+    return {"logits": teacher_forced(model, inputs), "dtypes": np.array(dtypes)}
