@@ -50,3 +50,48 @@ def test_the_library_names_the_largest_batch_size(model_folder, tmp_path):
     ):
         export_litert(model_folder[1], tmp_path / "m.tflite", batch_size=MAX_BATCH_SIZE + 1)
     assert not list(tmp_path.iterdir())
+
+
+def test_score_refuses_an_output_that_is_one_of_its_inputs(model_folder, tmp_path):
+    directory, _ = model_folder
+    source, target = tmp_path / "s.de", tmp_path / "t.en"
+    source.write_text("Ein Hund.\n", encoding="utf-8")
+    target.write_text("A dog.\n", encoding="utf-8")
+    argv = ["score", directory, "--source", source, "--target", target, "--output", source]
+    status, out, err = zoo(*argv)
+    assert status == 2 and out == "", err
+    assert f"--output {source} is the file of --source too" in err and "Traceback" not in err
+    assert source.read_text(encoding="utf-8") == "Ein Hund.\n"  # untouched
+
+
+def test_every_command_that_writes_refuses_its_inputs_before_any_work(
+    model_folder, tmp_path, capsys
+):
+    from zoo import cli
+
+    directory, _ = model_folder
+    source, gold = tmp_path / "s.de", tmp_path / "gold.txt"
+    source.write_text("Ein Hund.\n", encoding="utf-8")
+    gold.write_text("0-0\n", encoding="utf-8")
+    link = tmp_path / "link.de"
+    link.symlink_to(source)
+    config = directory / "translator.json"
+    before = config.read_bytes()
+    cases = [
+        (["score", directory, "--source", source, "--target", link, "--output", link],
+         f"--output {link} is the file of --source too"),
+        (["aer", directory, "--source", source, "--target", source, "--gold", gold,
+          "--output", gold], f"--output {gold} is the file of --gold too"),
+        (["evaluate", directory, "--output", config],
+         f"--output {config} would replace a file of the model folder"),
+        (["evaluate", directory, "--output", source, "--hypotheses", source],
+         f"--output {source} is the file of --hypotheses too"),
+        (["export", directory, "--format", "tflite", "--out", directory / "translator.tflite"],
+         "would replace a file of the model folder"),
+    ]  # fmt: skip
+    for argv, message in cases:
+        with pytest.raises(SystemExit) as stopped:
+            cli.main([str(arg) for arg in argv])
+        err = capsys.readouterr().err
+        assert stopped.value.code == 2 and message in err, (argv, err)
+    assert config.read_bytes() == before and source.read_text(encoding="utf-8") == "Ein Hund.\n"

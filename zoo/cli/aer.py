@@ -112,7 +112,8 @@ def run_aer(args, out=None):
     from zoo.evaluation import alignment_error_rate, format_pharaoh
     from zoo.translator.output_folder import load_parts
 
-    check_output_path(args.output, "--output")  # before any work
+    reads = [("--source", args.source), ("--target", args.target), ("--gold", args.gold)]
+    check_output_path(args.output, "--output", [*reads, ("MODEL_DIR", args.model_dir)])
     sources, targets, gold = read_pairs(args)
     model, source_tokenizer, target_tokenizer = load_parts(args.model_dir, args.model_file)
     links = forced_alignments(

@@ -108,8 +108,9 @@ def run_evaluate(args, out=None):
     from zoo.evaluation import corpus_scores
 
     unknown = unknown_options(args)  # usage errors before the model loads
-    check_output_path(args.output, "--output")
-    check_output_path(args.hypotheses, "--hypotheses")
+    reads = [("MODEL_DIR", args.model_dir), ("--unk-dictionary", args.unk_dictionary)]
+    check_output_path(args.output, "--output", [*reads, ("--hypotheses", args.hypotheses)])
+    check_output_path(args.hypotheses, "--hypotheses", reads)
     translator = load_translator(args)
     fill_corpus_defaults(args, translator.read_metadata(args.model_dir))
     corpus = load_corpus(args.data, args.source_lang, args.target_lang, args.split)

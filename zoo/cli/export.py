@@ -74,9 +74,12 @@ def run_export(args, out=None):
     from zoo.translator import Translator
 
     out = sys.stdout if out is None else out
-    path = check_output_path(args.out, "--out")
+    path = check_output_path(args.out, "--out", [("MODEL_DIR", args.model_dir)])
     if not path.endswith(".tflite"):
         raise UsageError(f"--out must name a .tflite file; received {path!r}.")
+    check_output_path(
+        sidecar(path, "json"), "--out's settings file", [("MODEL_DIR", args.model_dir)]
+    )
     if args.search == "greedy" and args.beam_size not in (None, 1):
         raise UsageError("--beam-size is for --search beam (greedy search has beam size 1).")
     translator = Translator.from_directory(args.model_dir, model_file=args.model_file)

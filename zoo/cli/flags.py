@@ -26,9 +26,12 @@ MODEL_HELP = (
 """MODEL_DIR's help in every command that reads a translator."""
 
 
-def check_output_path(path, flag):
+def check_output_path(path, flag, reads=()):
     """A usage error, before any work, unless `path` (a file that `flag` names, to be
-    written) can be a file: not a folder, in a folder that exists."""
+    written) can be a file: not a folder, in a folder that exists, and none of the files the
+    command reads or writes besides it: `reads`, pairs (flag, path) of its other files (None:
+    not given) and ("MODEL_DIR", folder), whose translator.json, .keras files and subfolders
+    (the tokenizers) an output must not replace."""
     if path is None:
         return None
     if os.path.isdir(path):
@@ -36,7 +39,38 @@ def check_output_path(path, flag):
     parent = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(parent):
         raise UsageError(f"{flag} {path}: the folder {parent} does not exist.")
+    for other, other_path in reads:
+        if other_path is None:
+            continue
+        if other == "MODEL_DIR" and os.path.isdir(other_path):
+            folder, real = os.path.realpath(other_path), os.path.realpath(path)
+            inside = os.path.commonpath([folder, real]) == folder
+            if inside and (
+                os.path.dirname(real) != folder
+                or os.path.basename(real) == CONFIG_FILE
+                or real.endswith(".keras")
+            ):
+                raise UsageError(
+                    f"{flag} {path} would replace a file of the model folder {other_path} that "
+                    "the command reads; choose a file outside it, or one not named "
+                    f"{CONFIG_FILE} or *.keras."
+                )
+        elif _same_file(path, other_path):
+            raise UsageError(
+                f"{flag} {path} is the file of {other} too; writing it would replace that "
+                f"file. Choose another {flag}."
+            )
     return path
+
+
+def _same_file(a, b):
+    """Whether paths `a` and `b` name one file (the same path, a link, a hard link)."""
+    if os.path.realpath(a) == os.path.realpath(b):
+        return True
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one does not exist (yet)
+        return False
 
 
 def check_input_file(path, flag):

@@ -55,7 +55,8 @@ def add_score_command(commands):
 def run_score(args, out=None):
     """Prints (or writes to --output) each pair's total and per-token log-probability."""
     out = sys.stdout if out is None else out
-    check_output_path(args.output, "--output")  # before any work
+    reads = [("--source", args.source), ("--target", args.target), ("MODEL_DIR", args.model_dir)]
+    check_output_path(args.output, "--output", reads)  # before any work
     if is_saved_model(args.model_dir):
         raise ValueError(
             f"{args.model_dir} is a SavedModel; `score` needs the output folder that holds "
