@@ -200,8 +200,14 @@ def test_translate_alignments_and_aer(model_dir, capsys, tmp_path):
 def test_translate_sample(model_dir, capsys):
     directory, translator = model_dir
     sentences = MIXED[:4]
-    assert cli.main(["translate", str(directory), *sentences, "--top-k", "1"]) == 0
+    assert cli.main(["translate", str(directory), *sentences, "--sample", "--top-k", "1"]) == 0
     assert capsys.readouterr().out.split("\n")[:4] == translator.translate(sentences, beam_size=1)
+    for flags in (["--top-k", "1"], ["--temperature", "0.5", "--seed", "3"]):  # no --sample
+        with pytest.raises(SystemExit) as stopped:
+            cli.main(["translate", str(directory), *sentences, *flags])
+        captured = capsys.readouterr()
+        assert stopped.value.code == 2 and captured.out == "", captured.err
+        assert "to sampling only; add --sample to sample" in captured.err
     runs = []
     for _ in range(2):
         assert cli.main(["translate", str(directory), *sentences, "--sample", "--seed", "4"]) == 0
@@ -213,7 +219,7 @@ def test_translate_sample(model_dir, capsys):
     "flags, message",
     [
         (["--sample", "--n-best", "2"], "--n-best cannot be combined with --sample"),
-        (["--top-p", "1.5"], "--top-p must be in (0, 1]"),
+        (["--sample", "--top-p", "1.5"], "--top-p must be in (0, 1]"),
         (["--seed", "3"], "--seed applies to sampling only"),
         (["--temperature", "0"], "--temperature"),
     ],

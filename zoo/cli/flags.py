@@ -219,8 +219,8 @@ def add_sampling_flags(parser):
     group = parser.add_argument_group(
         "sampling",
         "draw one translation per sentence at random instead of searching (zoo.search.sample; "
-        "synthetic sources for back-translation); --temperature, --top-k and --top-p imply "
-        "--sample. A SavedModel samples with the settings it was exported with.",
+        "synthetic sources for back-translation); --temperature, --top-k, --top-p and --seed "
+        "need --sample. A SavedModel samples with the settings it was exported with.",
     )
     group.add_argument(
         "--sample", action="store_true", help="sample instead of greedy or beam search"

@@ -141,9 +141,16 @@ def sampling_options(args):
         for key in ("temperature", "top_k", "top_p")
         if getattr(args, key, None) is not None
     }
-    if not (getattr(args, "sample", False) or shaping):
+    if not getattr(args, "sample", False):
+        given = ["--" + key.replace("_", "-") for key in shaping]
         if getattr(args, "seed", None) is not None:
-            raise UsageError("--seed applies to sampling only (--sample).")
+            given.append("--seed")
+        if given:
+            raise UsageError(
+                f"{', '.join(given)} {'applies' if len(given) == 1 else 'apply'} to sampling "
+                "only; add --sample to sample, or leave "
+                f"{'it' if len(given) == 1 else 'them'} out to search."
+            )
         return None
     for flag in NOT_WITH_SAMPLING:
         if getattr(args, flag):
