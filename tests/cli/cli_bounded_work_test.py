@@ -95,3 +95,27 @@ def test_every_command_that_writes_refuses_its_inputs_before_any_work(
         err = capsys.readouterr().err
         assert stopped.value.code == 2 and message in err, (argv, err)
     assert config.read_bytes() == before and source.read_text(encoding="utf-8") == "Ein Hund.\n"
+
+
+def test_a_mistyped_key_in_translator_json_is_named_with_the_known_keys(
+    model_folder, tmp_path, capsys
+):
+    import json
+    import shutil
+
+    from zoo import cli
+
+    directory, translator = model_folder
+    folder = shutil.copytree(directory, tmp_path / "run")
+    config = json.loads((folder / "translator.json").read_text(encoding="utf-8"))
+    (folder / "translator.json").write_text(json.dumps({**config, "beam_sizee": 1}))
+    with pytest.raises(SystemExit) as stopped:
+        cli.main(["translate", str(folder), "Hallo."])
+    err = capsys.readouterr().err
+    assert stopped.value.code == 1, err
+    assert "unknown key 'beam_sizee' (did you mean 'beam_size'?)" in err
+    assert "'length_penalty'" in err and "'model_file'" in err
+    # A key of the caller's own metadata, like no known one, is kept as written.
+    (folder / "translator.json").write_text(json.dumps({**config, "notes": "first run"}))
+    assert cli.main(["translate", str(folder), "Hallo."]) == 0
+    assert capsys.readouterr().out == translator.translate(["Hallo."])[0] + "\n"

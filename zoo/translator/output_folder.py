@@ -31,6 +31,30 @@ SERVING_DIR = "serving"
 SETTINGS = tuple(SEARCH_DEFAULTS)
 """The `Translator`'s settings: the keys of `zoo.search.defaults.SEARCH_DEFAULTS`."""
 
+METADATA_KEYS = ("recipe", "data", "source_lang", "target_lang", "model_file")
+"""The metadata keys that zoo reads from translator.json (a recipe writes them); other keys
+are the caller's own metadata, kept as written."""
+
+
+def check_keys(config, path):
+    """A ValueError naming a key of `config` (translator.json's object, at `path`) that is
+    neither a setting nor a known metadata key but resembles one (a typo such as
+    "beam_sizee", which would otherwise be ignored), with the known keys."""
+    import difflib
+
+    known = (*SETTINGS, *METADATA_KEYS)
+    for key in config:
+        if key in known or not isinstance(key, str):
+            continue
+        close = difflib.get_close_matches(key, known, n=1, cutoff=0.75)
+        if close:
+            raise ValueError(
+                f"{path}: unknown key {key!r} (did you mean {close[0]!r}?); the settings are "
+                f"{list(SETTINGS)} and the metadata zoo reads {list(METADATA_KEYS)} (other "
+                "keys are free metadata)."
+            )
+    return config
+
 
 def check_metadata(metadata):
     """`metadata` as a dict; a ValueError when it sets a search setting."""
@@ -129,8 +153,10 @@ def read_settings(directory, overrides):
     unknown = sorted(set(overrides) - set(SETTINGS))
     if unknown:
         raise ValueError(f"Unknown Translator setting(s) {unknown}; valid: {SETTINGS}.")
-    settings = {k: v for k, v in read_metadata(directory).items() if k in SETTINGS}
-    check_settings(settings, os.path.join(os.fspath(directory), CONFIG_FILE))
+    path = os.path.join(os.fspath(directory), CONFIG_FILE)
+    config = check_keys(read_metadata(directory), path)
+    settings = {k: v for k, v in config.items() if k in SETTINGS}
+    check_settings(settings, path)
     return check_settings({**settings, **overrides})
 
 
