@@ -119,3 +119,21 @@ def test_a_mistyped_key_in_translator_json_is_named_with_the_known_keys(
     (folder / "translator.json").write_text(json.dumps({**config, "notes": "first run"}))
     assert cli.main(["translate", str(folder), "Hallo."]) == 0
     assert capsys.readouterr().out == translator.translate(["Hallo."])[0] + "\n"
+
+
+def test_a_model_file_outside_the_folder_is_refused(model_folder, tmp_path, capsys):
+    import shutil
+
+    from zoo import cli
+
+    directory, _ = model_folder
+    folder = shutil.copytree(directory, tmp_path / "run")
+    shutil.copytree(directory, tmp_path / "other")  # a loadable model elsewhere
+    with pytest.raises(SystemExit) as stopped:
+        cli.main(["translate", str(folder), "Hallo.", "--model-file", "../other/model.keras"])
+    captured = capsys.readouterr()
+    assert stopped.value.code == 1 and captured.out == "", captured.err
+    assert (
+        "model_file must be a file name inside the folder, such as 'model.keras'; got "
+        "'../other/model.keras'" in captured.err
+    )

@@ -139,10 +139,18 @@ def model_file(directory):
     """The model file a folder delivers: translator.json's "model_file" (a recipe run writes
     the one it chose on validation there), else "model.keras"."""
     name = read_metadata(directory).get("model_file", MODEL_FILE)
-    if not isinstance(name, str) or not name or os.path.basename(name) != name:
+    return check_model_file(
+        name, f"{os.path.join(os.fspath(directory), CONFIG_FILE)}: 'model_file'"
+    )
+
+
+def check_model_file(name, what="model_file"):
+    """`name` when it is a file name inside the folder (no path: "../other/model.keras"
+    would load a model from elsewhere); else a ValueError naming `what`."""
+    plain = isinstance(name, str) and name not in ("", ".", "..")
+    if not plain or os.path.basename(name) != name:
         raise ValueError(
-            f"{os.path.join(os.fspath(directory), CONFIG_FILE)}: 'model_file' must be a "
-            f"file name inside the folder, such as {MODEL_FILE!r}; got {name!r}."
+            f"{what} must be a file name inside the folder, such as {MODEL_FILE!r}; got {name!r}."
         )
     return name
 
@@ -214,7 +222,7 @@ def load_parts(directory, name=None):
     from zoo.text import load_tokenizer
 
     directory = check_folder(directory)
-    name = model_file(directory) if name is None else name
+    name = model_file(directory) if name is None else check_model_file(name)
     paths = [
         os.path.join(directory, part) for part in (name, SOURCE_TOKENIZER_DIR, TARGET_TOKENIZER_DIR)
     ]
