@@ -167,3 +167,23 @@ def test_the_float16_model_file_loads_with_keras_on(backend, packaged):
     expected = load_file_logits(inputs, path)
     assert found["dtypes"].tolist() == expected["dtypes"].tolist() == ["float32"]
     np.testing.assert_allclose(found["logits"], expected["logits"], rtol=1e-4, atol=1e-5)
+
+
+def test_the_commands_name_an_unknown_translator_or_a_damaged_file_without_a_traceback(
+    packaged, tmp_path
+):
+    import shutil
+
+    damaged = tmp_path / "damaged"
+    shutil.copytree(packaged, damaged)
+    with open(damaged / "model.keras", "r+b") as f:
+        f.seek(100)
+        f.write(b"\0\0")
+    for handle, message in (
+        ("no_such_translator", "'no_such_translator' is neither a folder nor a shipped"),
+        (str(damaged), "model.keras is damaged or was changed: its SHA-256 is"),
+    ):
+        command = [sys.executable, "-m", "zoo", "translate", handle, "Hallo."]
+        done = subprocess.run(command, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 1, done.stderr
+        assert message in done.stderr and "Traceback" not in done.stderr
