@@ -4,12 +4,9 @@ import numpy as np
 import pytest
 from search_toy import greedy_reference, sequence_log_probs
 
+from zoo import models
 from zoo.constants import END_ID
 from zoo.search import search
-
-models = pytest.importorskip("zoo.models")
-if not hasattr(models, "build"):
-    pytest.skip("zoo.models.build is not available yet", allow_module_level=True)
 
 SOURCES = np.array([[5, 6, 7, 8, 9], [9, 4, 0, 0, 0], [6, 6, 5, 0, 0]], "int32")
 
