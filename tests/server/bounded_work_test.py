@@ -2,8 +2,12 @@
 real server (`python -m zoo serve` in a subprocess on 127.0.0.1, or a real translator in
 this process on real sockets), and a plain request sent right after is answered at once."""
 
+import json
+import socket
+import time
+
 import pytest
-from server_helpers import call, running, url_of
+from server_helpers import StubTranslator, call, exchange, running, status_of, url_of
 
 
 @pytest.fixture(scope="module")
@@ -47,3 +51,43 @@ def test_a_sentence_over_the_token_limit_is_refused_naming_it(translator):
         )
         status, body, _ = call(url, "/translate", {"sentences": ["Hallo."]})
         assert status == 200 and body["translations"] == translator.translate(["Hallo."])
+
+
+def _answer(port, head):
+    answer, _ = exchange(port, head.encode("latin-1"))
+    status = status_of(answer)
+    body = answer.split(b"\r\n\r\n", 1)[1] if b"\r\n\r\n" in answer else b""
+    return status, body
+
+
+def test_connections_heads_and_absolute_targets_are_answered_in_json():
+    stub = StubTranslator()
+    with running(stub, max_connections=3, max_header_bytes=4096) as server:
+        port = server.server_address[1]
+        # An absolute-form target is the path it names.
+        status, body = _answer(
+            port, "GET http://x/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+        )
+        assert (status, json.loads(body)) == (200, {"status": "ok"})
+        # A head over the limit: refused, whether one long header or many short ones.
+        for headers in (
+            "X-Big: " + "a" * 5000 + "\r\n",
+            "".join(f"X-{i}: 1\r\n" for i in range(1000)),
+        ):
+            status, body = _answer(
+                port, f"GET /health HTTP/1.1\r\nHost: x\r\n{headers}Connection: close\r\n\r\n"
+            )
+            assert status == 431, body
+            assert "(max_header_bytes)" in json.loads(body)["error"]
+        # Over max_connections: 503 with the documented JSON body.
+        idle = [socket.create_connection(("127.0.0.1", port), timeout=10) for _ in range(3)]
+        try:
+            time.sleep(0.2)  # accepted by the server
+            status, body = _answer(
+                port, "GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+            )
+            assert status == 503, body
+            assert "(max_connections)" in json.loads(body)["error"]
+        finally:
+            for sock in idle:
+                sock.close()

@@ -20,6 +20,7 @@ MAX_PORT = 65535
 # value itself).
 LIMIT_FLAGS = (
     ("max_request_bytes", positive_int, None),
+    ("max_header_bytes", positive_int, None),
     ("max_sentences", positive_int, None),
     ("max_sentence_chars", positive_int, None),
     ("max_sentence_tokens", positive_int, None),

@@ -2,6 +2,7 @@
 connection limits (backlog, timeouts, open connections) of `ServerLimits`."""
 
 import errno
+import json
 import socket
 import threading
 
@@ -9,13 +10,82 @@ import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 
-def _protocol(head_timeout):
+async def _refuse(send, status, message, headers=()):
+    """Answers `{"error": message}` with `status` and closes the connection."""
+    body = json.dumps({"error": message}, ensure_ascii=False).encode("utf-8")
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode("ascii")),
+                (b"connection", b"close"),
+                *headers,
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body, "more_body": False})
+
+
+def head_bytes(scope):
+    """The bytes of a request's head as sent: its request line and header lines."""
+    line = len(scope["method"]) + len(scope["raw_path"]) + len(scope["query_string"]) + 12
+    return line + sum(len(name) + len(value) + 4 for name, value in scope["headers"])
+
+
+def origin_form(scope):
+    """`scope` with an absolute-form target (`GET http://host/health`, RFC 9112 3.2.2: a
+    server accepts it) turned into its path, as an origin-form target is."""
+    path = scope["path"]
+    if not path.lower().startswith(("http://", "https://")):
+        return scope
+    rest = path.split("://", 1)[1]
+    path = "/" + rest.split("/", 1)[1] if "/" in rest else "/"
+    raw = scope["raw_path"].split(b"://", 1)[1]
+    raw = b"/" + raw.split(b"/", 1)[1] if b"/" in raw else b"/"
+    return {**scope, "path": path, "raw_path": raw}
+
+
+def _protocol(limits):
     """uvicorn's h11 protocol, which also closes a connection that does not send a
-    complete request head within `head_timeout` seconds of connecting or of its last
+    complete request head within `read_timeout` seconds of connecting or of its last
     answer: uvicorn's own keep-alive timer stops at the first byte, so a client that sends
-    a byte now and then, or nothing at all, would hold the connection forever."""
+    a byte now and then, or nothing at all, would hold the connection forever. Before the
+    application, it answers in JSON a request over `max_connections` (503) or with a head
+    over `max_header_bytes` (431), and reads an absolute-form target as its path."""
+    head_timeout = limits.read_timeout
 
     class HeadTimeoutProtocol(H11Protocol):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.limit_concurrency = None  # checked in `guarded`, which answers in JSON
+            app = self.app
+
+            async def guarded(scope, receive, send):
+                if scope["type"] != "http":
+                    return await app(scope, receive, send)
+                busy = max(len(self.connections), len(self.tasks))
+                if busy >= limits.max_connections:
+                    return await _refuse(
+                        send,
+                        503,
+                        f"the server is busy: {limits.max_connections} connections are open "
+                        "(max_connections); try again shortly.",
+                        [(b"retry-after", b"1")],
+                    )
+                size = head_bytes(scope)
+                if size > limits.max_header_bytes:
+                    return await _refuse(
+                        send,
+                        431,
+                        f"the request's head has {size} bytes; this server takes at most "
+                        f"{limits.max_header_bytes} (max_header_bytes).",
+                    )
+                return await app(origin_form(scope), receive, send)
+
+            self.app = guarded
+
         def connection_made(self, transport):
             super().connection_made(transport)
             self._await_head()
@@ -99,13 +169,14 @@ class HttpServer:
         self.server_address = self.socket.getsockname()[:2]
         config = uvicorn.Config(
             app,
-            http=_protocol(limits.read_timeout),
+            http=_protocol(limits),
             lifespan="on",
             log_config=None,
             server_header=False,
             backlog=limits.backlog,
             timeout_keep_alive=limits.keep_alive_timeout,
             limit_concurrency=limits.max_connections,
+            h11_max_incomplete_event_size=limits.max_header_bytes,
             timeout_graceful_shutdown=5,
         )
         self._server = uvicorn.Server(config)

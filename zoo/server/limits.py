@@ -25,6 +25,9 @@ class ServerLimits:
         MAX_REQUEST_BYTES,
         "largest request body in bytes, whatever its framing (Content-Length or chunked)",
     )
+    max_header_bytes: int = _limit(
+        16384, "largest request head in bytes: the request line and the headers (more: 431)"
+    )
     max_sentences: int = _limit(100, "most sentences in one request")
     max_sentence_chars: int = _limit(
         1000,
