@@ -101,3 +101,51 @@ def test_the_server_imports_nothing_of_zoo_but_itself_and_level_0():
         if other != "server" and levels[other] > 0
     ]
     assert found == []
+
+
+def module_graph():
+    """{module: the zoo modules it imports}, by dotted name ("zoo.translator.staged"; a
+    package is its __init__), imports inside functions included: `from zoo.a import b`
+    points to the module zoo.a.b when there is one, else to zoo.a."""
+    modules = {}
+    for path in ZOO.rglob("*.py"):
+        parts = list(path.relative_to(REPO).with_suffix("").parts)
+        modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    edges = {}
+    for name, path in modules.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                targets = [
+                    f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in modules
+                    else node.module
+                    for a in node.names
+                ]  # fmt: skip
+            elif isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            else:
+                continue
+            found = {t for t in targets if t in modules and t != name}
+            edges.setdefault(name, set()).update(found)
+    return edges
+
+
+def test_no_module_imports_itself_through_others():
+    """No import circle between modules, within a package too (the rule above looks between
+    packages only): a module that both imports and is imported by another cannot be read,
+    tested or moved on its own."""
+    edges = module_graph()
+    assert "zoo.translator.staged" in edges["zoo.translator.output_folder"]  # the graph sees
+    done, cycles = set(), []
+
+    def visit(node, path):
+        for nxt in sorted(edges.get(node, ())):
+            if nxt in path:
+                cycles.append(" -> ".join([*path[path.index(nxt) :], nxt]))
+            elif nxt not in done:
+                visit(nxt, [*path, nxt])
+        done.add(node)
+
+    for module in sorted(edges):
+        if module not in done:
+            visit(module, [module])
+    assert cycles == []

@@ -22,6 +22,7 @@ SOURCE_TOKENIZER_DIR = "source_tokenizer"  # its tokenizers (and a LiteRT file's
 TARGET_TOKENIZER_DIR = "target_tokenizer"
 CHECKPOINT_DIR = "checkpoints"  # an output folder's checkpoints (and the run's time plan)
 LOG_DIR = "logs"  # an output folder's TensorBoard logs: train/ and validation/
+SERVING_DIR = "serving"  # an output folder's SavedModel (Translator.export)
 CONFIG_FILE = "translator.json"  # its search settings and the model file it delivers
 RUN_FILE = "run.json"  # the settings of the run that trained it (every flag)
 CARD_FILE = "README.md"  # a shipped or published folder's model card

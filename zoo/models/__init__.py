@@ -32,7 +32,7 @@ from zoo.models.reversal import reverse_padded
 from zoo.models.rnn_enc_dec_decoder import RNNEncDecDecoder
 from zoo.models.stacked_lstm_encoder import StackedLSTMEncoder
 from zoo.models.three_way_tied_model import ThreeWayTiedModel
-from zoo.models.tied_output import with_tied_embeddings
+from zoo.models.tying import with_tied_embeddings
 
 __all__ = [
     "model_dropout",

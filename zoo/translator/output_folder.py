@@ -20,13 +20,17 @@ import json
 import os
 
 from zoo.checks import check_int
-from zoo.constants import CONFIG_FILE, MODEL_FILE, SOURCE_TOKENIZER_DIR, TARGET_TOKENIZER_DIR
+from zoo.constants import (
+    CONFIG_FILE,
+    MODEL_FILE,
+    SERVING_DIR,
+    SOURCE_TOKENIZER_DIR,
+    TARGET_TOKENIZER_DIR,
+)
 from zoo.hub import resolve_translator
 from zoo.json_files import write_json
 from zoo.search import SearchSettings
 from zoo.search.defaults import SEARCH_DEFAULTS
-
-SERVING_DIR = "serving"
 
 SETTINGS = tuple(SEARCH_DEFAULTS)
 """The `Translator`'s settings: the keys of `zoo.search.defaults.SEARCH_DEFAULTS`."""

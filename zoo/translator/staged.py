@@ -24,10 +24,10 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from zoo.constants import SERVING_DIR
 from zoo.search import SearchResult, sample, search
 from zoo.search.compile import no_grad
 from zoo.translator import graph
-from zoo.translator.output_folder import SERVING_DIR
 
 STRINGS = tf.TensorSpec([None], tf.string)
 IDS = tf.TensorSpec([None, None], tf.int32)
