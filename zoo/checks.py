@@ -83,3 +83,21 @@ non_negative_float = argparse_number(float, 0.0, False, "a number >= 0")
 SEED_LIMIT = 2**32  # seeds below it: NumPy's range, which the random generators share
 # A random seed, an integer in [0, 2**32).
 seed_int = argparse_number(int, 0, False, "an integer in [0, 2**32)", maximum=SEED_LIMIT - 1)
+
+
+def check_non_negative_ids(ids, name):
+    """A ValueError naming the first negative id of `ids` (where its values are known: not
+    a symbolic tensor), which no embedding has a row for."""
+    try:
+        values = np.asarray(ids)
+    except (TypeError, ValueError, NotImplementedError):  # a symbolic tensor
+        return
+    if values.dtype == object or not values.size:
+        return
+    negative = np.argwhere(values < 0)
+    if negative.size:
+        where = tuple(int(i) for i in negative[0])
+        raise ValueError(
+            f"{name} must be token ids >= 0 (0: padding); received {int(values[where])} at "
+            f"{list(where)}."
+        )

@@ -264,3 +264,13 @@ def test_the_translator_exports_itself_to_litert(monkeypatch, tmp_path):
     assert received == {
         "quantize": "int8", "search": "beam", "beam_size": None, "batch_size": 1, "greedy": True
     }  # fmt: skip
+
+
+def test_bad_rows_are_refused_before_the_interpreter_which_stays_usable(translators, tmp_path):
+    translator = translators["bahdanau_rnnsearch"]
+    lite = LiteRTTranslator(export_litert(translator, tmp_path / "greedy.tflite"))
+    with pytest.raises(ValueError, match=r"a call takes 1 to 1 rows \(the batch size fixed"):
+        lite.run(np.array([[5, 6], [7, 0]], np.int32))
+    with pytest.raises(ValueError, match=r"source_ids must be token ids >= 0 .*received -1"):
+        lite.run(np.array([[5, -1]], np.int32))
+    assert lite.translate(SENTENCES[:2]) == translator.translate(SENTENCES[:2], beam_size=1)

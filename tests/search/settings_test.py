@@ -160,3 +160,10 @@ def test_the_decoding_controls_are_off_by_default():
     }
     settings = SearchSettings(min_length=np.int64(2), ban_unknown=np.bool_(True))
     assert type(settings.min_length) is int and settings.ban_unknown is True
+
+
+def test_a_negative_source_id_is_refused_naming_it(model):
+    with pytest.raises(ValueError, match=r"source_ids must be token ids >= 0 .*-3 at \[1, 0\]"):
+        search(model, np.array([[5, 6], [-3, 4]], "int32"), beam_size=2)
+    with pytest.raises(ValueError, match="source_ids must be token ids >= 0"):
+        sample(model, tf.constant([[5, -1]]), seed=1)

@@ -5,7 +5,7 @@ import os
 
 import numpy as np
 
-from zoo.checks import check_int
+from zoo.checks import check_int, check_non_negative_ids
 from zoo.constants import END_ID, PAD_ID, SOURCE_TOKENIZER_DIR, TARGET_TOKENIZER_DIR
 from zoo.export.litert import (
     DEFAULT_SIGNATURE,
@@ -94,9 +94,18 @@ class LiteRTTranslator:
         `source_ids`, b at most the batch size (the rest padded with rows of PAD), with the
         search of `beam_size` (None: the file's own; 1: greedy, in a beam file too)."""
         source_ids = np.asarray(source_ids, np.int32)
+        if source_ids.ndim != 2:
+            raise ValueError(
+                f"source_ids must have shape (batch, source_len); received shape "
+                f"{source_ids.shape}."
+            )
         count = source_ids.shape[0]
         if not 1 <= count <= self.batch_size:
-            raise ValueError(f"a call takes 1 to {self.batch_size} rows; received {count}.")
+            raise ValueError(
+                f"a call takes 1 to {self.batch_size} rows (the batch size fixed at export); "
+                f"received {count}: split the rows, or export with a larger --batch-size."
+            )
+        check_non_negative_ids(source_ids, "source_ids")
         width = max(source_ids.shape[1], 1)
         batch = np.full((self.batch_size, width), PAD_ID, np.int32)
         batch[:count, : source_ids.shape[1]] = source_ids

@@ -12,7 +12,7 @@ import dataclasses
 import numpy as np
 from keras import ops
 
-from zoo.checks import check_int, check_non_negative_float
+from zoo.checks import check_int, check_non_negative_float, check_non_negative_ids
 from zoo.constants import INT32_MAX
 from zoo.search import defaults
 
@@ -171,6 +171,7 @@ def check_source(source_ids):
     dtype = str(getattr(source_ids.dtype, "name", source_ids.dtype))
     if "int" not in dtype:
         raise ValueError(f"source_ids must hold integer token ids, got dtype {dtype}.")
+    check_non_negative_ids(source_ids, "source_ids")
     return ops.cast(source_ids, "int32")
 
 
