@@ -228,3 +228,70 @@ def run_in_batches(sentences, batch_size, call, progress=False, lengths=None, ex
                 outputs[index] = {key: value[row] for key, value in result.items()}
             bar.update(len(batch))
     return outputs
+
+
+MAX_SOURCE_TOKENS = 1024
+"""The longest sentence, in source tokens, that a translator searches whole: the search
+holds buffers of every hypothesis' length (up to 1.5 times the source's, and 16 times at
+most) and, with attention, of the source's length for each of its steps. `translate` splits
+a longer sentence at spaces into pieces of at most this many tokens (`split_long`) and joins
+their translations with a space; the calls that give tokens, attention or n-best lists per
+sentence refuse it (`check_source_lengths`)."""
+
+
+def check_source_lengths(lengths, limit=None):
+    """A ValueError naming the first sentence of more than `limit` source tokens
+    (`lengths`: each sentence's count; `limit` None: `MAX_SOURCE_TOKENS`)."""
+    limit = MAX_SOURCE_TOKENS if limit is None else limit
+    for index, length in enumerate(lengths):
+        if length > limit:
+            raise ValueError(
+                f"sentence {index} has {int(length)} source tokens; at most {limit} "
+                "(zoo.translation.MAX_SOURCE_TOKENS) are searched whole: translate() splits "
+                "longer sentences into pieces, or split it before."
+            )
+
+
+def split_long(sentence, count_tokens, limit=None):
+    """`sentence` (str) as a list of pieces of at most `limit` source tokens each, cut at
+    spaces (a word longer than that between characters), which joined with spaces give its
+    words again. `count_tokens(list of str)` gives each string's number of source tokens.
+    Memory grows with the sentence's length, not its square. `limit` None:
+    `MAX_SOURCE_TOKENS`."""
+    limit = MAX_SOURCE_TOKENS if limit is None else limit
+    words = sentence.split()
+    if not words:
+        return [sentence]
+    counts = count_tokens(words)
+    pieces, piece, size = [], [], 0
+    for word, count in zip(words, counts, strict=True):
+        count = int(count)
+        if count > limit:  # one word of many tokens: cut between characters
+            pieces.extend([" ".join(piece)] if piece else [])
+            piece, size = [], 0
+            pieces.extend(_cut_word(word, count, count_tokens, limit))
+            continue
+        if size + count > limit and piece:
+            pieces.append(" ".join(piece))
+            piece, size = [], 0
+        piece.append(word)
+        size += count
+    if piece:
+        pieces.append(" ".join(piece))
+    return pieces
+
+
+def _cut_word(word, count, count_tokens, limit):
+    """`word` (of `count` > `limit` tokens) cut into parts of at most `limit` tokens."""
+    step = max(1, len(word) * limit // (2 * count))  # half the limit's share of characters
+    parts = [word[i : i + step] for i in range(0, len(word), step)]
+    counts = count_tokens(parts)
+    out = []
+    for part, part_count in zip(parts, counts, strict=True):
+        if int(part_count) > limit and len(part) > 1:
+            half = len(part) // 2
+            out.extend(_cut_word(part[:half], limit + 1, count_tokens, limit))
+            out.extend(_cut_word(part[half:], limit + 1, count_tokens, limit))
+        else:
+            out.append(part)
+    return out

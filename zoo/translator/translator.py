@@ -5,6 +5,7 @@ import logging
 import numpy as np
 import tensorflow as tf
 
+from zoo import translation
 from zoo.checks import check_int, check_non_negative_float
 from zoo.search.defaults import (
     BAN_UNKNOWN,
@@ -21,7 +22,9 @@ from zoo.text.preprocessor import Preprocessor
 from zoo.translation import (
     as_text,
     check_sentences,
+    check_source_lengths,
     run_in_batches,
+    split_long,
     to_translation,
 )
 from zoo.translator import graph, staged
@@ -240,6 +243,7 @@ class Translator(OutputFolder, Sampling, Scoring):
         if not sentences:
             return sentences, []
         lengths = self.source_lengths(sentences)
+        check_source_lengths(lengths)
         limit = self.source_limit()
         if limit is not None:
             _warn_past_limit(limit, lengths)
@@ -313,6 +317,27 @@ class Translator(OutputFolder, Sampling, Scoring):
             return self.replace_unknown(translations, dictionary)
         # Text only: the search skips collecting attention weights (~10% of beam time).
         beam_size = self.setting("beam_size", beam_size)
+        sentences = check_sentences(sentences)
+        lengths = self.source_lengths(sentences) if sentences else []
+        limit = translation.MAX_SOURCE_TOKENS
+        long = {i for i, length in enumerate(lengths) if length > limit}
+        if long and prefix is None and constraints is None:
+            # Pieces of at most MAX_SOURCE_TOKENS tokens, translated as sentences, joined.
+            split = [
+                split_long(s, self.source_lengths) if i in long else [s]
+                for i, s in enumerate(sentences)
+            ]
+            pieces = [piece for parts in split for piece in parts]
+            texts = self._translate_texts(pieces, beam_size, batch_size, progress, asked)
+            joined, start = [], 0
+            for parts in split:
+                joined.append(" ".join(texts[start : start + len(parts)]))
+                start += len(parts)
+            return joined
+        return self._translate_texts(sentences, beam_size, batch_size, progress, asked)
+
+    def _translate_texts(self, sentences, beam_size, batch_size, progress, asked):
+        """The translations (str) of `sentences`, none longer than MAX_SOURCE_TOKENS."""
         controls, extras, names = graph.search_inputs(self, sentences, *asked)
         make = lambda: self.translate_function(beam_size, False, controls, names)  # noqa: E731
         _, outputs = self._run(sentences, batch_size, progress, make, extras)
