@@ -91,3 +91,45 @@ def test_connections_heads_and_absolute_targets_are_answered_in_json():
         finally:
             for sock in idle:
                 sock.close()
+
+
+def test_every_request_is_answered_within_the_timeout_at_batch_size_one(zoo_serve, tmp_path):
+    """32 clients, each posting one sentence at a time for a few seconds, against `zoo
+    serve --max-batch-size 1 --request-timeout 10`: every request is answered (200) or
+    refused (503, 504) before the client's own timeout of the request timeout plus 5 s."""
+    import concurrent.futures
+    import os
+    import re
+    import subprocess
+    import sys
+
+    _, _, _, _, translator = zoo_serve
+    folder = tmp_path / "model"
+    translator.save(folder, serving=False)
+    argv = [sys.executable, "-m", "zoo", "serve", str(folder), "--port", "0",
+            "--max-batch-size", "1", "--request-timeout", "10"]  # fmt: skip
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
+    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+    try:
+        line = process.stdout.readline().decode()
+        url = "http://127.0.0.1:" + re.search(r"127\.0\.0\.1:(\d+)/", line)[1]
+        assert call(url, "/translate", {"sentences": ["Ein Hund."]}, timeout=60)[0] == 200
+
+        def client(index):
+            statuses = []
+            for turn in range(4):  # bounded: four requests a client
+                sentence = f"Ein Hund rennt {index} mal {turn}."
+                statuses.append(call(url, "/translate", {"sentences": [sentence]}, timeout=15)[0])
+            return statuses
+
+        with concurrent.futures.ThreadPoolExecutor(32) as pool:
+            statuses = [s for result in pool.map(client, range(32)) for s in result]
+    finally:
+        process.terminate()
+        try:
+            process.wait(20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+    assert len(statuses) == 128 and set(statuses) <= {200, 503, 504}, statuses
+    assert statuses.count(200) > 0
