@@ -103,6 +103,8 @@ def test_every_flag_has_help():
         "compare",
         "export",
         "score",
+        "list",
+        "push",
         "params",
     }
     assert set(subparsers.choices) == expected

@@ -219,6 +219,7 @@ def test_with_every_control_off_the_search_never_reaches_them(monkeypatch):
 
 def test_ngram_blocking_on_a_real_tiny_model():
     from zoo import models
+
     model = models.build(
         "luong_global_general", size="tiny", source_vocab_size=12, target_vocab_size=11
     )

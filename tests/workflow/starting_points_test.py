@@ -54,7 +54,6 @@ def test_init_from_keeps_the_tokenizers_starts_from_the_weights_and_counts_unkno
         np.testing.assert_allclose(a, b, atol=1e-6)
 
 
-
 @pytest.mark.parametrize(
     ("extra", "name", "named"),
     [
