@@ -41,6 +41,9 @@ def test_init_from_keeps_the_tokenizers_starts_from_the_weights_and_counts_unkno
                "--learning-rate", "1e-9", "--average-last", "0")  # fmt: skip
     printed = capsys.readouterr().out
     assert f"Tokenizers: those of {trained}" in printed
+    assert "; initial learning rate set to 1e-09" in printed  # the flag given wins
+    record = json.loads((out / "run.json").read_text())
+    assert record["init_from"] == str(trained) and record["learning_rate"] == 1e-9
     unknown = printed.split("Unknown pieces in the training data: ")[1].splitlines()[0]
     counts = [int(w.replace(",", "")) for w in unknown.split() if w.replace(",", "").isdigit()]
     assert counts[0] > 0 and counts[0] < counts[1]  # some de pieces unknown, not all
@@ -97,6 +100,17 @@ def test_config_takes_a_recorded_runs_settings_and_flags_replace_them(trained, t
         run_recipe(tmp_path / "other", "--config", str(trained), name="luong_global_dot")
     assert stop.value.code == 2
     assert "is a run of recipe 'luong_base', not 'luong_global_dot'" in capsys.readouterr().err
+
+
+def test_init_from_trains_at_an_eighth_of_the_optimizers_learning_rate(trained):
+    from zoo.workflow import make_parser, resolve_defaults
+
+    parser = make_parser("luong_base", "luong")
+    fine = resolve_defaults(parser.parse_args(["--init-from", str(trained)]))
+    scratch = resolve_defaults(parser.parse_args([]))
+    given = resolve_defaults(parser.parse_args(["--init-from", "x", "--learning-rate", "0.5"]))
+    assert scratch.learning_rate is None and given.learning_rate == 0.5
+    assert fine.optimizer == "adam" and fine.learning_rate == pytest.approx(1e-3 / 8)
 
 
 def test_a_fine_tuned_model_loads_with_keras(trained):

@@ -16,6 +16,7 @@ from zoo.models import preset_arguments
 from zoo.training import default_loss_normalization
 from zoo.training.profiles import training_profile
 from zoo.workflow.model_flags import ARCHITECTURE_SWITCHES
+from zoo.workflow.starting_points import fine_tuning_defaults
 from zoo.workflow.training_flags import check_training_flags
 
 
@@ -54,6 +55,7 @@ def resolve_defaults(args):
     profile = training_profile(args.family, paper=args.optimizer == "paper")
     if args.optimizer == "paper":
         args.optimizer = profile["optimizer"]
+    fine_tuning_defaults(args)  # --init-from: a lower learning rate
     for name in ("batch_size", "epochs", "max_minutes"):
         if getattr(args, name) is None:
             setattr(args, name, profile[name])
