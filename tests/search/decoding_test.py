@@ -341,8 +341,14 @@ def test_stopping_once_decided_returns_what_running_to_the_end_returns(alpha):
         full = padded_search(model, tf.constant(SOURCES), settings, stop_early=False)
         stopped_earlier += int(early["steps"]) < int(full["steps"])
         early, full = trim(early), trim(full)
-        for name in ("ids", "lengths", "scores", "log_probs", "attention"):
+        for name in ("ids", "lengths"):
             np.testing.assert_array_equal(getattr(early, name), getattr(full, name), err_msg=name)
+        # The same hypotheses; their floats within rounding (on AVX2 a softmax row of the
+        # attention sums to 1 - 6e-8 in one graph and to 1 in the other).
+        for name in ("scores", "log_probs", "attention"):
+            np.testing.assert_allclose(
+                getattr(early, name), getattr(full, name), rtol=1e-6, atol=1e-6, err_msg=name
+            )
     assert stopped_earlier > 0  # the check can tell the two apart
 
 
