@@ -2,6 +2,7 @@
 export and CLI tests (untrained models output junk: tests compare paths, not quality)."""
 
 import keras
+import numpy as np
 
 from zoo.data.paths import data_dir
 from zoo.models import build
@@ -59,3 +60,17 @@ def toy_translator(
         target_vocab_size=target.vocab_size,
     )
     return Translator(model, source, target, beam_size=beam_size, **settings)
+
+
+def writing_toy():
+    """The toy Translator (beam 2) with an output layer of unit normal weights and no bias,
+    and GNMT's length penalty 2: greedy and beam search write outputs of many lengths (an
+    untrained model's end at once)."""
+    translator = toy_translator("bahdanau_rnnsearch", beam_size=2, length_penalty=2.0)
+    rng = np.random.default_rng(0)
+    for weight in translator.model.weights:
+        if weight.path == "decoder/W_o/kernel":
+            weight.assign(rng.normal(size=weight.shape).astype("float32"))
+        elif weight.path == "decoder/W_o/bias":
+            weight.assign(np.zeros(weight.shape, "float32"))
+    return translator

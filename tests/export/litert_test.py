@@ -92,14 +92,55 @@ def test_float32_file_gives_the_translators_ids(translators, tmp_path, preset, s
     assert metadata["search"] == search and metadata["beam_size"] == beam_size
     assert metadata["batch_size"] == batch_size and metadata["quantize"] == "none"
     if search == "beam":  # greedy search too, in the same file
-        assert metadata["signatures"] == {"serving_default": 3, "greedy": 1}
+        assert metadata["signatures"] == {
+            "serving_default": {"beam_size": 3, "batch_size": batch_size},
+            "greedy": {"beam_size": 1, "batch_size": batch_size},
+        }
         assert (
             lite.translate_ids(sources, beam_size=1) == translator_ids(translator, 1, SENTENCES)[1]
         )
     else:
-        assert metadata["signatures"] == {"serving_default": 1}
+        assert metadata["signatures"] == {
+            "serving_default": {"beam_size": 1, "batch_size": batch_size}
+        }
     with pytest.raises(ValueError, match="beam_size=4"):
         lite.translate(SENTENCES, beam_size=4)
+
+
+def test_a_file_of_several_batch_sizes_runs_each_call_in_the_smallest(translators, tmp_path):
+    translator = translators["bahdanau_rnnsearch"]
+    path = export_litert(translator, tmp_path / "m.tflite", search="beam", batch_size=(1, 4))
+    lite = LiteRTTranslator(path)
+    assert lite.metadata["signatures"] == {
+        "serving_default": {"beam_size": 3, "batch_size": 1},
+        "greedy": {"beam_size": 1, "batch_size": 1},
+        "serving_default_batch4": {"beam_size": 3, "batch_size": 4},
+        "greedy_batch4": {"beam_size": 1, "batch_size": 4},
+    }
+    assert lite.batch_size == 4
+    assert [lite.runner(3, rows)[0] for rows in (1, 2, 4, 9)] == [1, 4, 4, 4]
+    for beam_size in (1, 3):
+        sources, expected = translator_ids(translator, beam_size, SENTENCES)
+        assert lite.translate_ids(sources, beam_size) == expected  # batches of 4, then 1
+        alone = [lite.translate_ids([row], beam_size)[0] for row in sources]
+        assert alone == expected
+    with pytest.raises(ValueError, match="at most 1024 .*; received 2000"):
+        export_litert(translator, tmp_path / "x.tflite", batch_size=(1, 2000))
+    with pytest.raises(ValueError, match=r"received \(\)"):
+        export_litert(translator, tmp_path / "x.tflite", batch_size=())
+
+
+def test_a_file_of_format_1_is_read(translators, tmp_path):
+    translator = translators["bahdanau_rnnsearch"]
+    path = export_litert(translator, tmp_path / "m.tflite", search="beam", batch_size=2)
+    metadata_path = sidecar(path, "json")
+    metadata = json.loads(open(metadata_path, encoding="utf-8").read())
+    metadata.update(format_version=1, signatures={"serving_default": 3, "greedy": 1})
+    open(metadata_path, "w", encoding="utf-8").write(json.dumps(metadata))
+    sources, expected = translator_ids(translator, 1, SENTENCES[:3])
+    lite = LiteRTTranslator(path)
+    assert lite.runner(1, 1)[0] == 2
+    assert lite.translate_ids(sources, 1) == expected
 
 
 def test_quantized_files_are_smaller_and_translate(tmp_path):

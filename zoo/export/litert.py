@@ -15,6 +15,10 @@ beam file also has `greedy`, beam size 1, over the same weights, unless `greedy=
 The batch size is fixed at export (`batch_size`, default 1): the encoder's recurrence keeps
 its steps in TensorArrays, which TFLite's converter lowers only with a known element shape,
 batch included. A runner pads a short batch with rows of PAD, which translate to END alone.
+Several batch sizes (`batch_size=(1, 32)`) give each search one signature per batch size
+over the same weights, `serving_default` and `greedy` at the first, `<name>_batch<b>` at
+the others: a server then runs one sentence in the batch-1 signature and a full batch in
+the large one. `<stem>.json`'s "signatures" maps each name to its beam and batch size.
 
 The tokenizers stay outside the file (TFLite has no builtin operators for the Unicode
 normalisation and SentencePiece): they are saved beside it, `<stem>.source_tokenizer/` and
@@ -40,7 +44,8 @@ from zoo.search.settings import SearchSettings
 QUANTIZATIONS = ("none", "float16", "int8")
 SEARCHES = ("greedy", "beam")
 OUTPUT_NAMES = ("ids", "lengths", "scores")
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+READABLE_VERSIONS = (1, 2)  # 1: "signatures" maps a name to its beam size; one batch size
 DEFAULT_SIGNATURE = "serving_default"  # the search chosen at export
 MAX_BATCH_SIZE = 1024
 """The largest batch a file is exported for: every buffer of its search (decoder states,
@@ -59,6 +64,36 @@ def check_choice(name, value, choices):
     if value not in choices:
         raise ValueError(f"{name} must be one of {', '.join(choices)}; received {value!r}.")
     return value
+
+
+def check_batch_sizes(batch_size):
+    """`batch_size` (an int or a sequence of them) as a tuple of distinct ints in 1 ..
+    `MAX_BATCH_SIZE`, in the order given."""
+    given = tuple(batch_size) if isinstance(batch_size, list | tuple) else (batch_size,)
+    if not given:
+        raise ValueError("batch_size must name at least one batch size; received ().")
+    sizes = tuple(dict.fromkeys(check_int(None, "batch_size", b) for b in given))
+    for b in sizes:
+        if b > MAX_BATCH_SIZE:
+            raise ValueError(
+                f"batch_size must be at most {MAX_BATCH_SIZE} (a file's buffers hold batch x "
+                f"beam rows fixed at export); received {b}."
+            )
+    return sizes
+
+
+def signature_table(beam_size, batch_sizes, greedy=True):
+    """{signature name: (beam size, batch size)}: the search of `beam_size` (and greedy
+    search, with `greedy` and a beam) at each of `batch_sizes`; the first batch size's
+    signatures are `serving_default` and `greedy`, the others' `<name>_batch<b>`."""
+    searches = {DEFAULT_SIGNATURE: beam_size}
+    if greedy and beam_size > 1:
+        searches[GREEDY_SIGNATURE] = 1
+    table = {}
+    for i, b in enumerate(batch_sizes):
+        for name, k in searches.items():
+            table[name if i == 0 else f"{name}_batch{b}"] = (k, b)
+    return table
 
 
 def search_graph(model, settings, batch_size):
@@ -150,7 +185,8 @@ def export_litert(
         beam_size: beam search's K (default: the translator's); with "greedy" it must be
             None or 1.
         batch_size: the sentences of one call (the input's fixed first dimension), at most
-            `MAX_BATCH_SIZE`.
+            `MAX_BATCH_SIZE`; a tuple of them for one signature per batch size (the
+            module docstring), the first that of `serving_default`.
         greedy: with "beam", also add the signature `greedy` (beam size 1), as the
             SavedModel's `translate_greedy`; the two share the weights.
 
@@ -159,12 +195,7 @@ def export_litert(
     """
     check_choice("quantize", quantize, QUANTIZATIONS)
     check_choice("search", search, SEARCHES)
-    batch_size = check_int(None, "batch_size", batch_size)
-    if batch_size > MAX_BATCH_SIZE:
-        raise ValueError(
-            f"batch_size must be at most {MAX_BATCH_SIZE} (a file's buffers hold batch x beam "
-            f"rows fixed at export); received {batch_size}."
-        )
+    batch_sizes = check_batch_sizes(batch_size)
     if search == "greedy":
         if beam_size not in (None, 1):
             raise ValueError(f"search='greedy' has beam size 1; received beam_size={beam_size!r}.")
@@ -176,16 +207,14 @@ def export_litert(
                 f"search='beam' needs beam_size >= 2 (1 is search='greedy'); received {beam_size}."
             )
     search_settings = translator.search_settings()
-    signatures = {DEFAULT_SIGNATURE: beam_size}
-    if greedy and beam_size > 1:
-        signatures[GREEDY_SIGNATURE] = 1
+    signatures = signature_table(beam_size, batch_sizes, greedy)
     functions = {
         key: search_graph(
             translator.model,
             SearchSettings(beam_size=k, return_attention=False, **search_settings),
-            batch_size,
+            b,
         )
-        for key, k in signatures.items()
+        for key, (k, b) in signatures.items()
     }
     data = convert(functions, quantize)
     path = os.fspath(path)
@@ -198,10 +227,10 @@ def export_litert(
         format_version=FORMAT_VERSION,
         search=search,
         beam_size=beam_size,
-        batch_size=batch_size,
+        batch_size=max(batch_sizes),
         quantize=quantize,
         **search_settings,
-        signatures=signatures,
+        signatures={key: {"beam_size": k, "batch_size": b} for key, (k, b) in signatures.items()},
         inputs=["source_ids"],
         outputs=list(OUTPUT_NAMES),
     )

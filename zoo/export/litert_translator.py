@@ -7,11 +7,7 @@ import numpy as np
 
 from zoo.checks import check_int, check_non_negative_ids
 from zoo.constants import END_ID, PAD_ID, SOURCE_TOKENIZER_DIR, TARGET_TOKENIZER_DIR
-from zoo.export.litert import (
-    DEFAULT_SIGNATURE,
-    FORMAT_VERSION,
-    sidecar,
-)
+from zoo.export.litert import DEFAULT_SIGNATURE, READABLE_VERSIONS, sidecar
 from zoo.translation import as_text, check_sentences, run_in_batches
 
 
@@ -25,6 +21,17 @@ def make_interpreter(path, num_threads=None):
 
         Interpreter = tf.lite.Interpreter
     return Interpreter(model_path=os.fspath(path), num_threads=num_threads)
+
+
+def signature_table(metadata):
+    """{signature name: (beam size, batch size)} of a file's settings (`<stem>.json`)."""
+    signatures = metadata.get("signatures", {DEFAULT_SIGNATURE: metadata["beam_size"]})
+    return {
+        key: (int(value), int(metadata["batch_size"]))  # format 1: the beam size alone
+        if isinstance(value, int)
+        else (int(value["beam_size"]), int(value["batch_size"]))
+        for key, value in signatures.items()
+    }
 
 
 class LiteRTTranslator:
@@ -58,9 +65,10 @@ class LiteRTTranslator:
             )
         with open(metadata_path, encoding="utf-8") as f:
             self.metadata = json.load(f)
-        if self.metadata.get("format_version") != FORMAT_VERSION:
+        if self.metadata.get("format_version") not in READABLE_VERSIONS:
             raise ValueError(
-                f"{metadata_path}: expected format_version {FORMAT_VERSION}, received "
+                f"{metadata_path}: expected format_version "
+                f"{' or '.join(map(str, READABLE_VERSIONS))}, received "
                 f"{self.metadata.get('format_version')!r}."
             )
         self.path = path
@@ -68,31 +76,42 @@ class LiteRTTranslator:
         self.source_tokenizer = load_tokenizer(sidecar(path, SOURCE_TOKENIZER_DIR))
         self.target_tokenizer = load_tokenizer(sidecar(path, TARGET_TOKENIZER_DIR))
         self.interpreter = make_interpreter(path, num_threads)
-        # {beam size: signature}: the export's search, and greedy search in a beam file.
-        signatures = self.metadata.get("signatures", {DEFAULT_SIGNATURE: self.beam_size})
-        self.runners = {
-            int(k): self.interpreter.get_signature_runner(key) for key, k in signatures.items()
-        }
+        # {beam size: {batch size: signature runner}}: the export's search and greedy
+        # search (a beam file), each at every batch size the file was exported for.
+        self.runners = {}
+        for key, (k, b) in signature_table(self.metadata).items():
+            runner = self.interpreter.get_signature_runner(key)
+            self.runners.setdefault(k, {})[b] = runner
 
     @property
     def beam_size(self):
         """The beam size of the file's `serving_default` signature (1: greedy)."""
         return int(self.metadata["beam_size"])
 
-    def runner(self, beam_size=None):
-        """The signature runner of `beam_size` (None: the file's own search)."""
+    def runner(self, beam_size=None, rows=1):
+        """(batch size, signature runner) of `beam_size` (None: the file's own search) for
+        `rows` sentences: the smallest batch size of the file that holds them, else the
+        largest."""
         beam_size = self.beam_size if beam_size is None else beam_size
         if beam_size not in self.runners:
             raise ValueError(
                 f"{self.path} searches with beam size {sorted(self.runners)}; received "
                 f"beam_size={beam_size!r}. Export a file for that search (export_litert)."
             )
-        return self.runners[beam_size]
+        by_batch = self.runners[beam_size]
+        batch_size = min((b for b in by_batch if b >= rows), default=max(by_batch))
+        return batch_size, by_batch[batch_size]
+
+    def source_lengths(self, sentences):
+        """NumPy int array: the number of source tokens of each sentence."""
+        ragged = self.source_tokenizer.tokenize(check_sentences(sentences))
+        return np.asarray(ragged.row_lengths())
 
     def run(self, source_ids, beam_size=None):
         """The file's outputs (ids, lengths, scores as NumPy arrays) on (b, Ts) int32
-        `source_ids`, b at most the batch size (the rest padded with rows of PAD), with the
-        search of `beam_size` (None: the file's own; 1: greedy, in a beam file too)."""
+        `source_ids`, b at most the batch size (the rest padded with rows of PAD to the
+        smallest batch size of the file that holds b), with the search of `beam_size`
+        (None: the file's own; 1: greedy, in a beam file too)."""
         source_ids = np.asarray(source_ids, np.int32)
         if source_ids.ndim != 2:
             raise ValueError(
@@ -106,10 +125,11 @@ class LiteRTTranslator:
                 f"received {count}: split the rows, or export with a larger --batch-size."
             )
         check_non_negative_ids(source_ids, "source_ids")
+        rows, runner = self.runner(beam_size, count)
         width = max(source_ids.shape[1], 1)
-        batch = np.full((self.batch_size, width), PAD_ID, np.int32)
+        batch = np.full((rows, width), PAD_ID, np.int32)
         batch[:count, : source_ids.shape[1]] = source_ids
-        outputs = self.runner(beam_size)(source_ids=batch)
+        outputs = runner(source_ids=batch)
         return {key: np.asarray(value)[:count] for key, value in outputs.items()}
 
     def translate_ids(self, rows, beam_size=None):
@@ -164,3 +184,53 @@ class LiteRTTranslator:
         for i, row in enumerate(ids):
             dense[i, : len(row)] = row
         return self.target_tokenizer.detokenize(dense).numpy()
+
+
+ENGINE_BATCH_SIZES = (1, 8)
+"""The batch sizes of `engine_file`'s signatures below the server's largest batch: one
+sentence alone runs in a batch of 1, a few in a batch of 8, not padded to the largest."""
+
+
+def engine_file(translator, quantize="int8", batch_size=None, out=None):
+    """The `.tflite` file of `translator` for serving, exported once and kept in
+    `$ZOO_CACHE_DIR/litert/` under a key of its weights and settings: its search (its beam
+    size, with greedy search beside it) at batch sizes `ENGINE_BATCH_SIZES` and
+    `batch_size`, weights as `quantize` says.
+
+    Args:
+        translator: a `zoo.translator.Translator` (e.g. `Translator.from_directory(DIR)`).
+        quantize: "int8" (dynamic range), "float16" or "none".
+        batch_size: the largest batch of one call (the server's `max_batch_size`; default:
+            the translator's batch size).
+        out: a text stream told when the file is being made (None: silent).
+
+    Returns:
+        The path of the file (`LiteRTTranslator(path)` runs it).
+    """
+    import hashlib
+
+    from zoo.data.paths import cache_dir
+    from zoo.export.litert import FORMAT_VERSION, export_litert
+
+    largest = check_int(None, "batch_size", translator.setting("batch_size", batch_size))
+    sizes = tuple(sorted(b for b in {*ENGINE_BATCH_SIZES, largest} if b <= largest))
+    search = "beam" if translator.beam_size > 1 else "greedy"
+    key = hashlib.sha256()
+    for weight in translator.model.weights:
+        key.update(weight.path.encode())
+        key.update(np.ascontiguousarray(weight.numpy()).tobytes())
+    settings = dict(translator.get_config(), quantize=quantize, batch_sizes=sizes,
+                    format_version=FORMAT_VERSION)  # fmt: skip
+    key.update(json.dumps(settings, sort_keys=True, default=str).encode())
+    path = os.path.join(cache_dir(), "litert", key.hexdigest()[:20], f"{quantize}.tflite")
+    if os.path.isfile(sidecar(path, "json")):  # written last: the export finished
+        return path
+    if out is not None:
+        print(
+            f"Converting the model to a LiteRT file ({quantize} weights, {search} search, "
+            f"batch sizes {', '.join(map(str, sizes))}); once, kept in {os.path.dirname(path)}",
+            file=out,
+            flush=True,
+        )
+    export_litert(translator, path, quantize=quantize, search=search, batch_size=sizes)
+    return path

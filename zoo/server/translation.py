@@ -15,13 +15,16 @@ def translate_request(translator, request):
     sentences, beam_size = request["sentences"], request.get("beam_size")
     sample = request.get("sample")
     if sample is not None:
-        return {"translations": translator.sample(sentences, **sample)}
+        return {"translations": _method(translator, "sample")(sentences, **sample)}
     n_best = request.get("n_best")
     search = search_options(translator, request)
-    if not has_attention(translator):  # a SavedModel exported with attention=False
+    if not has_attention(translator):  # a SavedModel exported with attention=False, LiteRT
         asked = [k for k in ("alignments", "attention", "replace_unknown") if request.get(k)]
         if asked:
-            raise RequestError(f"{asked} need the attention, which this SavedModel leaves out.")
+            raise RequestError(
+                f"{asked} need the attention, which this server's {type(translator).__name__} "
+                "leaves out."
+            )
         response = {"translations": translator.translate(sentences, beam_size=beam_size)}
         if n_best:
             response["n_best"] = _n_best(translator, sentences, n_best, beam_size)
@@ -62,15 +65,16 @@ def search_options(translator, request):
     }
     if search and "constraints" not in inspect.signature(translator.translate).parameters:
         raise RequestError(
-            f"{sorted(search)} need a model folder's translator; this server runs a SavedModel, "
-            "whose search is fixed at export."
+            f"{sorted(search)} need a model folder's translator; this server runs a "
+            f"{type(translator).__name__}, whose search is fixed at export."
         )
     return search
 
 
 def has_attention(translator):
-    """Whether `translator` gives attention weights (a SavedModel may leave them out)."""
-    outputs = getattr(translator, "metadata", {}).get("outputs")  # a SavedModelTranslator's
+    """Whether `translator` gives attention weights (a SavedModel may leave them out, a
+    LiteRT file has none)."""
+    outputs = getattr(translator, "metadata", {}).get("outputs")  # the exports' outputs
     return outputs is None or "attention" in outputs
 
 
@@ -84,11 +88,24 @@ def _n_best(translator, sentences, n, beam_size, search=None):
                 f'"n_best" comes from the beam size fixed at export, {translator.beam_size}, '
                 f'in this server\'s SavedModel; received "beam_size": {beam_size}.'
             )
-    lists = translator.translate_n_best(sentences, n, **keywords)
+    lists = _method(translator, "translate_n_best")(sentences, n, **keywords)
     return [
         [{"translation": text, "score": score} for text, score in entries if score != _NEG_INF]
         for entries in lists
     ]
+
+
+def _method(translator, name):
+    """`translator`'s method `name`, or a RequestError naming what this server's engine
+    lacks (a LiteRT file runs its search alone: no sampling, no n-best lists)."""
+    method = getattr(translator, name, None)
+    if method is None:
+        asked = {"sample": '"sample"', "translate_n_best": '"n_best"'}[name]
+        raise RequestError(
+            f"{asked} needs a model folder's translator or its SavedModel; this server runs "
+            f"a LiteRT file ({type(translator).__name__}), whose search is fixed at export."
+        )
+    return method
 
 
 def _outcome(translator, request):
