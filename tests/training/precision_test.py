@@ -36,3 +36,30 @@ def test_default_and_mirrored_strategies():
     assert isinstance(mirrored, tf.distribute.MirroredStrategy)
     assert mirrored.num_replicas_in_sync >= 1
     assert training.is_chief(mirrored) and training.is_chief()
+
+
+AMX = "flags\t\t: fpu sse2 avx2 fma avx512f avx512_vnni avx512_bf16 amx_bf16 amx_tile amx_int8"
+AVX2 = "processor\t: 0\nflags\t\t: fpu sse2 avx2 fma\nbugs\t\t: spectre_v1"
+
+
+def test_cpu_flags_reads_the_flags_line_of_cpuinfo():
+    assert training.cpu_flags(AVX2) == {"fpu", "sse2", "avx2", "fma"}
+    assert "amx_bf16" in training.cpu_flags(AMX)
+    assert training.cpu_flags("processor\t: 0\n") == frozenset()  # no flags line (ARM)
+    assert isinstance(training.cpu_flags(), frozenset)  # this machine's
+
+
+@pytest.mark.parametrize(
+    "cpuinfo, gpus, expected, shown",
+    [
+        (AMX, 0, "mixed_bfloat16", "has AMX bfloat16 units (flags: avx2 fma avx512f avx512_vnni"),
+        (AVX2, 0, "float32", "has no AMX bfloat16 units (flags: avx2 fma)"),
+        ("flags : avx512_bf16 avx512f", 0, "float32", "no AMX"),  # dot products only
+        (AMX, 1, "float32", "1 GPU(s) train"),
+        ("", 0, "float32", "flags: none of avx2"),
+    ],
+)
+def test_auto_precision_chooses_bfloat16_only_with_amx_units(cpuinfo, gpus, expected, shown):
+    precision, reason = training.auto_precision(training.cpu_flags(cpuinfo), gpus)
+    assert precision == expected and shown in reason, reason
+    assert precision in training.PRECISIONS

@@ -84,3 +84,22 @@ def test_run_record_refuses_a_damaged_run_json_and_checks_only_what_a_rerun_resu
     later.check_settings()
     with pytest.raises(UsageError, match=f"{corpus}: content of its first or last MiB"):
         later.check_corpus([corpus])
+
+
+@pytest.mark.parametrize(
+    "flags, expected",
+    [({"avx2", "fma"}, "float32"), ({"avx2", "avx512f", "amx_bf16"}, "mixed_bfloat16")],
+)
+def test_precision_auto_trains_as_the_cpu_flags_say_and_logs_why(
+    tiny_corpus, tmp_path, capsys, monkeypatch, flags, expected
+):
+    import zoo.training.precision
+
+    monkeypatch.setattr(zoo.training.precision, "cpu_flags", lambda: frozenset(flags))
+    out = tmp_path / "run"
+    run_recipe(out, "--data", tiny_corpus, "--precision", "auto")
+    log = capsys.readouterr().out
+    assert f"Precision: {expected} (--precision auto: the CPU has " in log
+    assert f"precision {expected}, output" in log
+    record = json.loads((out / "run.json").read_text())
+    assert record["precision"] == expected  # what trained: --config retrains it so

@@ -50,7 +50,14 @@ from zoo.training.optimizers import (
     make_optimizer,
 )
 from zoo.training.per_worker import PerWorkerDataset
-from zoo.training.precision import PRECISIONS, needs_loss_scaling, set_precision
+from zoo.training.precision import (
+    AUTO,
+    PRECISIONS,
+    auto_precision,
+    cpu_flags,
+    needs_loss_scaling,
+    set_precision,
+)
 from zoo.training.profiles import (
     FAMILIES,
     OPTIMIZER_DESCRIPTIONS,
@@ -81,6 +88,7 @@ __all__ = [
     "OPTIMIZER_DESCRIPTIONS",
     "OPTIMIZER_SETTINGS",
     "PAPER_TRAINING",
+    "AUTO",
     "PRECISIONS",
     "PerWorkerDataset",
     "STRATEGIES",
@@ -114,6 +122,8 @@ __all__ = [
     "plan_halving",
     "restore_time_plan",
     "set_precision",
+    "auto_precision",
+    "cpu_flags",
     "train",
     "training_profile",
     "updates_per_epoch",

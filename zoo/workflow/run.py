@@ -157,6 +157,9 @@ def run(build_model, args):
     keras.utils.set_random_seed(args.seed)
     if args.deterministic:
         tf.config.experimental.enable_op_determinism()
+    if args.precision == training.AUTO:
+        args.precision, why = training.auto_precision()
+        say(f"Precision: {args.precision} (--precision auto: {why})")
     previous_precision = training.set_precision(args.precision)
     try:
         return _run(build_model, args, strategy, chief, say, started)

@@ -22,6 +22,7 @@ from zoo.data import make_dataset
 from zoo.errors import UsageError
 from zoo.text import SAMPLING_KINDS
 from zoo.training import (
+    AUTO,
     LOSS_NORMALIZATIONS,
     PRECISIONS,
     STRATEGIES,
@@ -294,10 +295,11 @@ def add_schedule_flags(training, family):
     )
     training.add_argument(
         "--precision",
-        choices=PRECISIONS,
+        choices=(*PRECISIONS, AUTO),
         default="float32",
         help="mixed_float16 computes in float16 on GPUs, with loss scaling; mixed_bfloat16 in "
-        "bfloat16 (default: %(default)s)",
+        "bfloat16; auto: mixed_bfloat16 on a CPU with AMX bfloat16 units, else float32, the "
+        "log says which and why (default: %(default)s)",
     )
     training.add_argument(
         "--strategy",
