@@ -37,7 +37,32 @@ if str(REPO_DIR) not in sys.path:  # `python bench/x.py` from anywhere
 
 from zoo.models.presets import SIZES  # noqa: E402
 from zoo.testing.backend_run import BACKENDS, backend_installed  # noqa: E402
-from zoo.training.precision import PRECISIONS  # noqa: E402
+from zoo.training.precision import MATRIX_FLAGS, PRECISIONS, cpu_flags  # noqa: E402
+
+
+def cpu_name():
+    """The CPU's model name (/proc/cpuinfo), else the platform's machine name."""
+    import platform
+
+    try:
+        for line in pathlib.Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def matrix_flags():
+    """The CPU's flags that decide the speed of matrix products, in `MATRIX_FLAGS` order."""
+    flags = cpu_flags()
+    return [flag for flag in MATRIX_FLAGS if flag in flags]
+
+
+def machine_line():
+    """One line for a result: the CPU, its cores and its matrix flags."""
+    flags = " ".join(matrix_flags()) or "none of " + " ".join(MATRIX_FLAGS)
+    return f"Machine: {cpu_name()}, {os.cpu_count()} cores; CPU flags: {flags}"
 
 
 def tokenizers(vocab_size=None, source="de", target="en", cache_dir=None, quiet=False):

@@ -19,14 +19,14 @@ import argparse
 import json
 import os
 import pathlib
-import platform
 import shutil
 import subprocess
 import sys
 import tempfile
 
-REPO = pathlib.Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+import common  # the repository on the path, the CPU's description
+
+REPO = common.REPO_DIR
 
 from zoo.constants import CONFIG_FILE, RUN_FILE  # noqa: E402
 
@@ -408,8 +408,8 @@ def main(argv=None):
         "seed": run_settings["seed"],
         "commit": args.commit,
         "date": args.date,
-        "hardware": args.hardware or f"{platform.processor() or _cpu()}, 2 cores",
-        "cpu_flags": _cpu_flags(),
+        "hardware": args.hardware or f"{common.cpu_name()}, {os.cpu_count()} cores",
+        "cpu_flags": common.matrix_flags(),
         "beside": args.beside,
         "training_time_s": round(metrics["train_time_s"]),
         "epochs": metrics["epochs"],
@@ -484,26 +484,6 @@ def record(name, facts, path):
     entries = json.loads(path.read_text(encoding="utf-8")) if path.exists() else []
     entries = [e for e in entries if e["id"] != entry["id"]] + [entry]
     path.write_text(json.dumps(entries, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-
-
-def _cpu():
-    for line in pathlib.Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return platform.machine()
-
-
-def _cpu_flags():
-    """The CPU's vector and matrix flags (what decides the arithmetic's speed)."""
-    wanted = ("avx2", "fma", "avx512f", "avx512_bf16", "avx512_vnni", "amx_bf16", "amx_int8")
-    try:
-        for line in pathlib.Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("flags"):
-                flags = set(line.split(":", 1)[1].split())
-                return [flag for flag in wanted if flag in flags]
-    except OSError:
-        pass
-    return []
 
 
 if __name__ == "__main__":

@@ -124,7 +124,8 @@ def parse_args(argv=None):
         "--matmul-size",
         type=int,
         default=1024,
-        help="n of the n x n x n fp32 matmul whose rate is the MFU denominator (default: %(default)s)",
+        help="n of the n x n x n matmul, in the precision's compute dtype, whose rate is the "
+        "MFU denominator (default: %(default)s)",
     )
     p.add_argument(
         "--breakdown",
@@ -310,12 +311,13 @@ def describe_flops(label, name, size, vocab, overrides, batches):
 # ---------------------------------------------------------------------------------------
 
 
-def matmul_rate(n, seconds=3.0):
-    """fp32 GFLOP/s of an n x n x n tf.linalg.matmul loop (same threads as training)."""
+def matmul_rate(n, dtype="float32", seconds=3.0):
+    """GFLOP/s of an n x n x n tf.linalg.matmul loop in `dtype` (same threads as training):
+    the peak of the precision in use (bfloat16 under mixed_bfloat16)."""
     import tensorflow as tf
 
-    a = tf.random.normal((n, n), dtype=tf.float32)
-    b = tf.random.normal((n, n), dtype=tf.float32)
+    a = tf.cast(tf.random.normal((n, n)), dtype)
+    b = tf.cast(tf.random.normal((n, n)), dtype)
 
     @tf.function
     def f(a, b):
@@ -503,7 +505,9 @@ def measure(spec, opts, batches):
             row[f"{key}_ms"] = 1e3 * (time.perf_counter() - t0) / done
     row["step_ms"] = 1e3 * elapsed / done
     row["rss_mib"] = common.rss_peak_mib()
-    row["matmul_gflops"] = matmul_rate(opts["matmul_size"])
+    row["matmul_gflops"] = matmul_rate(
+        opts["matmul_size"], keras.config.dtype_policy().compute_dtype
+    )
     row["used_batches"] = opts["warmup"] + done
     return row
 
@@ -662,9 +666,11 @@ def main(argv=None):
             "peer README's figures (900 Bahdanau, 600 Luong target tokens/s), not measured."
         )
     print(
-        f"MFU = analytic fwd+bwd matmul FLOPs of real tokens x tokens/s / fp32 "
-        f"{args.matmul_size}^3 matmul rate measured after each preset in the same process."
+        f"MFU = analytic fwd+bwd matmul FLOPs of real tokens x tokens/s / the "
+        f"{args.matmul_size}^3 matmul rate in the precision's compute dtype, measured after "
+        "each preset in the same process."
     )
+    print(common.machine_line())
     return rows
 
 
