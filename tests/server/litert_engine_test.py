@@ -89,7 +89,8 @@ def test_batched_requests_get_the_answers_of_the_sentences_alone(folder, cache, 
         assert status == 400 and "beam_size=3" in body["error"], body
 
 
-def test_the_serve_command_serves_the_kept_file(folder, cache):
+def test_the_serve_command_serves_the_kept_file(folder, cache, monkeypatch):
+    monkeypatch.setenv("ZOO_CACHE_DIR", str(cache))
     env = {**os.environ, "ZOO_CACHE_DIR": str(cache), "TF_CPP_MIN_LOG_LEVEL": "2"}
     argv = [sys.executable, "-m", "zoo", "serve", str(folder), "--engine", "litert-int8"]
     process = subprocess.Popen(

@@ -186,9 +186,10 @@ class LiteRTTranslator:
         return self.target_tokenizer.detokenize(dense).numpy()
 
 
-ENGINE_BATCH_SIZES = (1, 8)
-"""The batch sizes of `engine_file`'s signatures below the server's largest batch: one
-sentence alone runs in a batch of 1, a few in a batch of 8, not padded to the largest."""
+ENGINE_BATCH_SIZES = (1, 8, 32)
+"""The batch sizes of `engine_file`'s signatures up to the server's largest batch: a call
+runs in the smallest that holds its sentences (a search's time grows with its rows, the
+padding rows included), so one sentence alone is not padded to a batch of 64."""
 
 
 def engine_file(translator, quantize="int8", batch_size=None, out=None):
