@@ -18,6 +18,7 @@ memory (VmHWM) is read after each load. Prints a Markdown table.
     python bench/serve_load.py saved_models/luong_local_general --abuse --seconds 60
     python bench/serve_load.py saved_models/luong_local_general --versus-one-at-a-time
     python bench/serve_load.py saved_models/luong_local_general --server-args "--max-wait-ms 10"
+    python bench/serve_load.py saved_models/luong_local_general --versus-engine litert-int8
 
 The sentences are the source side of the corpus's test split (`--data`, default Multi30k
 de-en test2016) or the lines of `--sentences FILE`. One answer that differs from the
@@ -78,6 +79,14 @@ def parse_args(argv=None):
         help="run the loads again on a server started with --max-batch-size 1 (no batching) "
         "and show both, with the ratio of their requests/s",
     )
+    p.add_argument(
+        "--versus-engine",
+        default=None,
+        metavar="ENGINE",
+        help="run the loads again on a server started with --engine ENGINE (e.g. litert-int8; "
+        "its own answers alone are its reference) and show both, with the ratio of their "
+        "requests/s",
+    )
     return p.parse_args(argv)
 
 
@@ -107,6 +116,9 @@ class Server:
             command, stdout=subprocess.PIPE, stderr=self.log, cwd=common.REPO_DIR
         )  # the repository's zoo, also where it is not installed
         line = self.process.stdout.readline().decode()
+        while line.startswith("Converting"):  # --engine litert-int8 making its file: minutes
+            print(line.strip(), flush=True)
+            line = self.process.stdout.readline().decode()
         match = re.search(r"http://([\d.]+):(\d+)/", line)
         if not match:
             self.stop()
@@ -312,10 +324,11 @@ def run_load(server, sentences, expected, clients, args):
 
 
 def markdown(rows):
-    """The rows as a Markdown table (the batched / one-at-a-time ratio where measured)."""
+    """The rows as a Markdown table; the ratio, on both rows of a pair: batched over one
+    at a time (--versus-one-at-a-time), the other engine over the first (--versus-engine)."""
     lines = [
         "| server | clients | requests | requests/s | p50 ms | p99 ms | max ms | errors | wrong "
-        "| peak RSS MiB | abuse refused | batched / one at a time | mean batch |",
+        "| peak RSS MiB | abuse refused | requests/s ratio | mean batch |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
@@ -363,10 +376,16 @@ def main(argv=None):
         for batched, single in zip(rows, alone, strict=True):
             batched["ratio"] = single["ratio"] = batched["per_s"] / single["per_s"]
         rows = [row for pair in zip(rows, alone, strict=True) for row in pair]
+    if args.versus_engine:
+        other, _ = serve_and_load(args, sentences, [*extra, "--engine", args.versus_engine])
+        for first, second in zip(rows, other, strict=True):
+            first["ratio"] = second["ratio"] = second["per_s"] / first["per_s"]
+        rows = [row for pair in zip(rows, other, strict=True) for row in pair]
     print()
     print(f"python -m zoo serve {args.model_dir} (+ the flags in the server column)")
     print()
     print(markdown(rows))
+    print(common.machine_line())
     return 1 if any(r["errors"] or r["wrong"] or r["bad_cases"] for r in rows) else 0
 
 
