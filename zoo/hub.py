@@ -200,7 +200,7 @@ def layout_files(directory):
     file translator.json names (else model.keras), the tokenizers, translator.json, and
     run.json and README.md where present. A ValueError names a missing part."""
     directory = os.fspath(directory)
-    config = _read_config(directory)
+    config = read_metadata(directory)
     model_file = config.get("model_file", MODEL_FILE)
     files = [model_file, CONFIG_FILE]
     files += [n for n in (RUN_FILE, CARD_FILE) if os.path.isfile(os.path.join(directory, n))]
@@ -218,19 +218,50 @@ def layout_files(directory):
     return files
 
 
-def _read_config(directory):
+def folder_contents(directory, limit=12):
+    """What `directory` holds, for an error message: "model.keras, source_tokenizer/, ..."."""
+    names = sorted(os.listdir(directory))
+    shown = [n + "/" if os.path.isdir(os.path.join(directory, n)) else n for n in names[:limit]]
+    more = f" and {len(names) - limit} more" if len(names) > limit else ""
+    return (", ".join(shown) + more) if shown else "nothing"
+
+
+def check_folder(directory):
+    """`directory` as a str; a ValueError when it is no folder."""
+    directory = os.fspath(directory)
+    if not os.path.isdir(directory):
+        what = "a file" if os.path.exists(directory) else "no such folder"
+        raise ValueError(f"{directory} is not a zoo output folder: {what}.")
+    return directory
+
+
+def read_metadata(directory):
+    """The contents of `<directory>/translator.json` as a dict.
+
+    A ValueError names the file when it is missing (it names the model file the folder
+    delivers and its search settings: without it another model or search would translate
+    without a word; the message lists what the folder holds), is not JSON, or holds no
+    JSON object."""
+    directory = check_folder(directory)
     path = os.path.join(directory, CONFIG_FILE)
+    if not os.path.isfile(path):
+        raise ValueError(
+            f"{directory} is not a zoo output folder: {CONFIG_FILE} is missing, which names "
+            "the model file the folder delivers and the search settings it was evaluated "
+            f"with. The folder holds: {folder_contents(directory)}. Restore the file from "
+            f"the run; or, to translate with {MODEL_FILE} and the library's search settings "
+            f"(zoo.search.defaults), write a {CONFIG_FILE} holding {{}}."
+        )
     try:
         with open(path, encoding="utf-8") as f:
             config = json.load(f)
-    except FileNotFoundError:
-        raise ValueError(
-            f"{directory} is not a zoo output folder: {CONFIG_FILE} is missing."
-        ) from None
-    except ValueError as error:
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
         raise ValueError(f"{path} is not valid JSON ({error}).") from None
     if not isinstance(config, dict):
-        raise ValueError(f"{path} must hold a JSON object.")
+        raise ValueError(
+            f'{path} must hold a JSON object such as {{"beam_size": 5, "model_file": '
+            f'"{MODEL_FILE}"}}; it holds a {type(config).__name__}.'
+        )
     return config
 
 
@@ -257,7 +288,7 @@ def package_translator(directory, destination, float16=False, card=None):
     if os.path.exists(destination):
         raise ValueError(f"{destination} exists; expected a new folder for the translator.")
     files = layout_files(directory)
-    config = _read_config(directory)
+    config = read_metadata(directory)
     os.makedirs(destination)
     for name in files[1:]:
         if name == CONFIG_FILE or (name == CARD_FILE and card is not None):
@@ -352,7 +383,7 @@ def push_translator(directory, handle, token=None, private=False, message=None):
 
 def minimal_card(directory):
     """A model card for a folder that has none: its front matter and how to load it."""
-    config = _read_config(os.fspath(directory))
+    config = read_metadata(os.fspath(directory))
     languages = [config[k] for k in ("source_lang", "target_lang") if config.get(k)]
     front = ["---", "library_name: zoo", "pipeline_tag: translation", "tags: [keras, zoo]"]
     if languages:

@@ -55,12 +55,8 @@ def check_output_name(name):
 def run_average(args, out=None):
     """Writes the mean of the last --last checkpoints to MODEL_DIR/--output."""
     out = sys.stdout if out is None else out
-    from zoo.translator.output_folder import (
-        CONFIG_FILE,
-        check_folder,
-        load_model_file,
-        model_file,
-    )
+    from zoo.hub import check_folder
+    from zoo.translator.output_folder import CONFIG_FILE, load_model_file, model_file
 
     name = check_output_name(args.output)
     directory = check_folder(args.model_dir)

@@ -16,7 +16,6 @@ another model file or search would translate without a word.
 """
 
 import dataclasses
-import json
 import os
 
 from zoo.checks import check_int
@@ -27,7 +26,7 @@ from zoo.constants import (
     SOURCE_TOKENIZER_DIR,
     TARGET_TOKENIZER_DIR,
 )
-from zoo.hub import resolve_translator
+from zoo.hub import check_folder, read_metadata, resolve_translator
 from zoo.json_files import write_json
 from zoo.search import SearchSettings
 from zoo.search.defaults import SEARCH_DEFAULTS
@@ -67,53 +66,6 @@ def check_metadata(metadata):
     if clash:
         raise ValueError(f"metadata must not set the search settings {clash}.")
     return metadata
-
-
-def folder_contents(directory, limit=12):
-    """What `directory` holds, for an error message: "model.keras, source_tokenizer/, ..."."""
-    names = sorted(os.listdir(directory))
-    shown = [n + "/" if os.path.isdir(os.path.join(directory, n)) else n for n in names[:limit]]
-    more = f" and {len(names) - limit} more" if len(names) > limit else ""
-    return (", ".join(shown) + more) if shown else "nothing"
-
-
-def check_folder(directory):
-    """`directory` as a str; a ValueError when it is no folder."""
-    directory = os.fspath(directory)
-    if not os.path.isdir(directory):
-        what = "a file" if os.path.exists(directory) else "no such folder"
-        raise ValueError(f"{directory} is not a zoo output folder: {what}.")
-    return directory
-
-
-def read_metadata(directory):
-    """The contents of `<directory>/translator.json` as a dict.
-
-    A ValueError names the file when it is missing (it names the model file the folder
-    delivers and its search settings: without it another model or search would translate
-    without a word; the message lists what the folder holds), is not JSON, or holds no
-    JSON object."""
-    directory = check_folder(directory)
-    path = os.path.join(directory, CONFIG_FILE)
-    if not os.path.isfile(path):
-        raise ValueError(
-            f"{directory} is not a zoo output folder: {CONFIG_FILE} is missing, which names "
-            "the model file the folder delivers and the search settings it was evaluated "
-            f"with. The folder holds: {folder_contents(directory)}. Restore the file from "
-            f"the run; or, to translate with {MODEL_FILE} and the library's search settings "
-            f"(zoo.search.defaults), write a {CONFIG_FILE} holding {{}}."
-        )
-    try:
-        with open(path, encoding="utf-8") as f:
-            config = json.load(f)
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise ValueError(f"{path} is not valid JSON ({error}).") from None
-    if not isinstance(config, dict):
-        raise ValueError(
-            f'{path} must hold a JSON object such as {{"beam_size": 5, "model_file": '
-            f'"{MODEL_FILE}"}}; it holds a {type(config).__name__}.'
-        )
-    return config
 
 
 def check_settings(settings, where=None):
