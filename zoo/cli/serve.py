@@ -115,7 +115,11 @@ def load_engine(args, limits, out):
     from zoo.export.litert_translator import LiteRTTranslator, engine_file
 
     if args.model_dir.endswith(".tflite"):
-        given = [f"--{name.replace('_', '-')}" for name in SEARCH_FLAGS if getattr(args, name)]
+        given = [
+            f"--{name.replace('_', '-')}"
+            for name in SEARCH_FLAGS
+            if getattr(args, name) is not None
+        ]
         if given or args.ensemble:
             raise UsageError(
                 f"{args.model_dir} is a LiteRT file, its search fixed at export; received "
