@@ -348,7 +348,8 @@ are not):
 ## Training data
 
 Multi30k (Elliott et al. 2016, https://github.com/multi30k/dataset): 29,000 training, 1,014
-validation and 1,000 test (test2016) caption pairs. Its authors provide it "solely for
+validation and 1,000 test (test2016) caption pairs; `run.json` lists the files read, with
+their sha256, under `corpus_files`. Its authors provide it "solely for
 researchers and educators who wish to use the dataset for non-commercial research and/or
 educational purposes"; the images come under the Flickr Terms of Use. The weights are
 released with zoo under the Apache License 2.0; check the data's terms before other use.
