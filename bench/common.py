@@ -35,8 +35,8 @@ PEER_README = {
 if str(REPO_DIR) not in sys.path:  # `python bench/x.py` from anywhere
     sys.path.insert(0, str(REPO_DIR))
 
+from zoo.backend import BACKENDS, backend_installed  # noqa: E402
 from zoo.models.presets import SIZES  # noqa: E402
-from zoo.testing.backend_run import BACKENDS, backend_installed  # noqa: E402
 from zoo.training.precision import MATRIX_FLAGS, PRECISIONS, cpu_flags  # noqa: E402
 
 

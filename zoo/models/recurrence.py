@@ -29,6 +29,8 @@ implementations (`keras/src/backend/tensorflow/rnn.py`): the model code stays in
 import keras
 from keras import ops, tree
 
+from zoo.backend import on_tensorflow
+
 # The speed trick above, switchable for an A/B (`bench/speed_tricks_ab.py`) and for the
 # tests that pin it to the plain Keras computation; read when a loop is traced.
 PRETRANSPOSED_MATMUL = True  # False: `matmul_pretransposed` is a plain `ops.matmul`
@@ -50,7 +52,7 @@ def scan_steps(step_fn, state, inputs, reverse=False):
     Example:
         state, outputs = scan_steps(lambda s, x: (s + x, 2 * s), zeros((B,)), xs)  # xs (T, B)
     """
-    if keras.backend.backend() != "tensorflow":
+    if not on_tensorflow():
         return ops.scan(step_fn, state, inputs, reverse=reverse)
     import tensorflow as tf  # the TensorFlow backend's loop (see the module docstring)
 
@@ -104,7 +106,7 @@ def fused_rnn_available():
     Keras layer instead of `scan_steps` over `lstm_update`. On a CPU the Keras layer loops
     over `cell.call`, which projects each step's input separately, so the hoisted loop here
     is faster."""
-    if keras.backend.backend() != "tensorflow":
+    if not on_tensorflow():
         return False
     import tensorflow as tf
 

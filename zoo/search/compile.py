@@ -24,6 +24,7 @@ import weakref
 import keras
 from keras import ops
 
+from zoo.backend import backend_name, on_tensorflow, on_torch
 from zoo.search import defaults
 from zoo.search.beam import BeamSearch
 from zoo.search.constraints import ConstrainedBeamSearch
@@ -38,7 +39,7 @@ _COMPILED = weakref.WeakKeyDictionary()
 def dynamic_shapes():
     """True where a loop body may make tensors of data-dependent shapes: TensorFlow (eagerly
     and in `tf.function` without XLA). `jax.jit` and `lax.while_loop` need static shapes."""
-    return keras.backend.backend() == "tensorflow"
+    return on_tensorflow()
 
 
 def padded_search(
@@ -107,7 +108,7 @@ def compile_search(model, settings):
     arrays (checked by `zoo.search.search`). On JAX a call with new shapes traces the
     search once more; the same shapes reuse the compiled function.
     """
-    backend = keras.backend.backend()
+    backend = backend_name()
     if backend == "tensorflow" and not settings.jit_compile:
         return _as_called(model, settings)
     try:
@@ -179,7 +180,7 @@ def _jax_search(model, settings):
 def no_grad():
     """A context that records no gradients: `torch.no_grad()` on PyTorch, else nothing (the
     other backends record none outside a gradient tape or transformation)."""
-    if keras.backend.backend() != "torch":
+    if not on_torch():
         return contextlib.nullcontext()
     import torch
 
@@ -228,10 +229,10 @@ def search_function(
     With `jit_compile=True` the search loop is compiled with XLA; only the final cut to
     the steps run happens outside XLA.
     """
-    if keras.backend.backend() != "tensorflow":
+    if not on_tensorflow():
         raise ValueError(
             "search_function traces a TensorFlow graph (for the Translator's SavedModel); "
-            f"the Keras backend is {keras.backend.backend()!r}: call zoo.search.search, or "
+            f"the Keras backend is {backend_name()!r}: call zoo.search.search, or "
             "zoo.search.compile_search for the search compiled for this backend."
         )
     import tensorflow as tf

@@ -4,6 +4,7 @@ the evaluation step that `train` runs on its validation data."""
 import keras
 import tensorflow as tf
 
+from zoo.backend import backend_name
 from zoo.search.compile import no_grad
 from zoo.training.losses import masked_token_stats, perplexity
 from zoo.training.train_step import compile_step
@@ -28,7 +29,7 @@ def make_eval_step(model, strategy, dataset):
     """A compiled step `batch -> [loss_sum, correct, tokens]` (summed over the replicas) for
     the batches of `dataset`: a `tf.function` on TensorFlow, jitted on JAX
     (`jax_step.JaxEvalStep`), eager under `torch.no_grad` on PyTorch."""
-    backend = keras.backend.backend()
+    backend = backend_name()
     if backend == "jax":
         from zoo.training.jax_step import JaxEvalStep  # noqa: PLC0415 (imports jax)
 

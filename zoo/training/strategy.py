@@ -22,9 +22,9 @@ The batch size of the dataset is the *global* batch; it is split across replicas
 import json
 import os
 
-import keras
 import tensorflow as tf
 
+from zoo.backend import backend_name
 from zoo.errors import UsageError
 
 STRATEGIES = ("default", "mirrored", "multiworker")
@@ -36,7 +36,7 @@ def make_strategy(name="default"):
         raise ValueError(f"Unknown strategy {name!r}; expected one of {STRATEGIES}.")
     if name == "default":
         return tf.distribute.get_strategy()
-    backend = keras.backend.backend()
+    backend = backend_name()
     if backend != "tensorflow":
         raise UsageError(
             f"strategy {name!r} (tf.distribute) trains on TensorFlow only; Keras runs on "

@@ -33,6 +33,7 @@ import math
 import keras
 import tensorflow as tf
 
+from zoo.backend import backend_name, on_tensorflow
 from zoo.checks import check_int
 from zoo.errors import UsageError
 from zoo.models import model_dropout
@@ -139,7 +140,7 @@ def make_train_step(
     """
     check_loss_normalization(loss_normalization)
     accumulate_steps = check_accumulate_steps(accumulate_steps)
-    if keras.backend.backend() != "tensorflow":
+    if not on_tensorflow():
         check_training_backend(strategy)
         from zoo.training.jax_step import JaxTrainStep  # noqa: PLC0415 (imports jax)
 
@@ -194,7 +195,7 @@ def check_training_backend(strategy=None):
     """A `UsageError` unless this program's Keras backend runs `make_train_step` (and so
     `train` and the recipes) with `strategy`: TensorFlow with any strategy, JAX with the
     default one (one device). PyTorch trains with `model.fit`."""
-    backend = keras.backend.backend()
+    backend = backend_name()
     if backend not in TRAINING_BACKENDS:
         raise UsageError(
             f"zoo.training.train (the recipes' training loop) runs on TensorFlow and JAX; "
@@ -323,7 +324,7 @@ def compile_step(fn, dataset, strategy=None):
     once, with every dimension unknown, instead of again for new batch shapes (tracing a
     decoder loop and its gradient takes seconds). Distributed batches keep
     `reduce_retracing`."""
-    if keras.backend.backend() != "tensorflow":
+    if not on_tensorflow():
         return fn  # `make_train_step`'s and `make_eval_step`'s own compilation (jax.jit)
     strategy = strategy or tf.distribute.get_strategy()
     spec = dataset.element_spec if isinstance(dataset, tf.data.Dataset) else dataset

@@ -16,6 +16,7 @@ import time
 import keras
 import tensorflow as tf
 
+from zoo.backend import on_tensorflow
 from zoo.constants import CHECKPOINT_DIR, LOG_DIR, MODEL_FILE
 from zoo.training.checkpoint_manager import CheckpointManager
 from zoo.training.evaluation import make_eval_step, run_eval, token_stats
@@ -35,7 +36,7 @@ def _to_float(value):
     """float() of a tensor or Keras variable, also a distributed (mirrored) one."""
     if isinstance(value, keras.Variable):
         value = value.value
-    if keras.backend.backend() != "tensorflow":
+    if not on_tensorflow():
         return float(keras.ops.convert_to_numpy(value))
     return float(tf.convert_to_tensor(value).numpy())
 

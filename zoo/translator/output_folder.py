@@ -18,6 +18,7 @@ another model file or search would translate without a word.
 import dataclasses
 import os
 
+from zoo.backend import on_tensorflow
 from zoo.checks import check_int
 from zoo.constants import (
     CONFIG_FILE,
@@ -195,7 +196,7 @@ def _require_tensorflow(what):
     """A RuntimeError naming the export command unless Keras runs on TensorFlow."""
     from zoo.translator import staged
 
-    if not staged.on_tensorflow():
+    if not on_tensorflow():
         raise staged.refuse_export(what)
 
 

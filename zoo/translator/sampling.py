@@ -7,6 +7,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from zoo.backend import on_tensorflow
 from zoo.checks import check_int
 from zoo.search import check_sampling
 from zoo.search.defaults import TEMPERATURE
@@ -78,7 +79,7 @@ class Sampling:
         with self._sample_lock:
             if seed is None:
                 seed = int(np.random.default_rng().integers(2**31))
-            if not staged.on_tensorflow():  # the draws on the backend, seeded per batch
+            if not on_tensorflow():  # the draws on the backend, seeded per batch
                 asked = (float(settings[0]), top_k and int(settings[1]), top_p)
                 make = lambda: staged.sample_call(self, seed, *asked)  # noqa: E731
                 _, outputs = self._run(sentences, batch_size, progress, make)

@@ -4,6 +4,7 @@ import numpy as np
 import tensorflow as tf
 from tqdm.auto import tqdm
 
+from zoo.backend import on_tensorflow
 from zoo.text.preprocessor import token_lengths
 from zoo.translation import check_sentences
 from zoo.translator import graph, staged
@@ -54,7 +55,7 @@ class Scoring:
             return []
         target_lengths = token_lengths(self.preprocessor.target_tokenizer, targets)
         order = np.lexsort((-target_lengths, -self.preprocessor.source_lengths(sources)))
-        if staged.on_tensorflow():
+        if on_tensorflow():
             call = self._traced_call(self.score_function)
         else:  # the model on the backend (zoo.translator.staged)
             make = lambda: self.traced.get(("score",), lambda: staged.score_call(self))  # noqa: E731

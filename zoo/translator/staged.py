@@ -24,6 +24,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from zoo.backend import backend_name
 from zoo.constants import SERVING_DIR
 from zoo.search import SearchResult, sample, search
 from zoo.search.compile import no_grad
@@ -42,16 +43,11 @@ EXPORT_COMMAND = (
 TensorFlow loads its .keras file and writes DIR/serving."""
 
 
-def on_tensorflow():
-    """True when Keras runs on TensorFlow (the translator's one-graph path)."""
-    return keras.backend.backend() == "tensorflow"
-
-
 def refuse_export(what):
     """A RuntimeError: `what` (e.g. "Translator.export") needs the TensorFlow backend."""
     return RuntimeError(
         f"{what} writes a TensorFlow graph (SavedModel or LiteRT), which needs Keras on "
-        f"TensorFlow; this process runs Keras on {keras.backend.backend()}. Save the folder "
+        f"TensorFlow; this process runs Keras on {backend_name()}. Save the folder "
         "(translator.save(DIR, serving=False)) and export it from TensorFlow, which loads "
         f"its .keras file: {EXPORT_COMMAND}"
     )

@@ -6,6 +6,7 @@ import numpy as np
 import tensorflow as tf
 
 from zoo import translation
+from zoo.backend import on_tensorflow
 from zoo.checks import check_int, check_non_negative_float
 from zoo.search.defaults import (
     BAN_UNKNOWN,
@@ -204,7 +205,7 @@ class Translator(OutputFolder, Sampling, Scoring):
         of the same inputs and outputs."""
         controls = graph.check_controls(**(controls or {}))
         extras = tuple(name for name in graph.EXTRA_INPUTS if name in extras)
-        if not staged.on_tensorflow():
+        if not on_tensorflow():
             key = (*key, *graph.variant_key(controls, extras))
             return self.traced.get(key, lambda: stages(controls, extras))
 

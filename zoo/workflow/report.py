@@ -10,10 +10,10 @@ Translator. It returns the figures; `zoo.workflow.run` writes them to `metrics.j
 import os
 import time
 
-import keras
 import numpy as np
 
 from zoo import evaluation, training
+from zoo.backend import backend_name, on_tensorflow
 from zoo.data import make_dataset
 from zoo.translator import SERVING_DIR, staged
 
@@ -171,10 +171,10 @@ def evaluate_and_report(
         out, translator, test.source, attention_plots, beam_size, say
     )
     files["translator_json"] = translator.write_config(out, metadata)
-    if export and keras.backend.backend() != "tensorflow":  # a SavedModel is TensorFlow's
+    if export and not on_tensorflow():  # a SavedModel is TensorFlow's
         say(
             f"  serving/ not written: the SavedModel export needs Keras on TensorFlow, this "
-            f"run is on {keras.backend.backend()}; export it there: "
+            f"run is on {backend_name()}; export it there: "
             + staged.EXPORT_COMMAND.replace("DIR", out)
         )
     elif export:
