@@ -1,6 +1,7 @@
-"""The `zoo` command line: `python -m zoo COMMAND ...`, the commands translate, evaluate, aer,
-average, serve, compare, export, score and params.
+"""The `zoo` command line: `python -m zoo COMMAND ...`, the commands train, translate,
+evaluate, aer, average, serve, compare, export, score, params, list and push.
 
+    python -m zoo train luong_local_p_general --out saved_models/luong_local_general
     python -m zoo translate saved_models/luong_local_general "Ein Hund rennt."
     python -m zoo translate saved_models/luong_local_general --alignments "Ein Hund rennt."
     python -m zoo aer saved_models/luong_local_general --source s.de --target t.en --gold g.txt
@@ -71,6 +72,10 @@ def main(argv=None):
 
         params.main(argv[1:])
         return 0
+    if argv and argv[0] == "train":  # the recipes' own parser (zoo.workflow)
+        from zoo.cli.train import run_train
+
+        return run_train(argv[1:])
     args = parse_arguments(argv)
     command = COMMANDS[args.command]
 

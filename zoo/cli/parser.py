@@ -47,6 +47,11 @@ def _parser_and_commands():
     add_list_command(commands)
     add_push_command(commands)
     commands.add_parser(
+        "train",
+        help="train a preset with the recipes' workflow (python -m zoo train PRESET --help)",
+        add_help=False,
+    )
+    commands.add_parser(
         "params",
         help="print the parameter counts of the presets (python -m zoo params --help)",
         add_help=False,

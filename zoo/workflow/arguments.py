@@ -72,7 +72,7 @@ papers' settings: docs/training.md and docs/papers.md.
 """
 
 
-def make_parser(recipe, family, description=None, switches=None):
+def make_parser(recipe, family, description=None, switches=None, prog=None):
     """The `argparse.ArgumentParser` of recipe `recipe` (a name such as "luong_global_dot").
 
     Args:
@@ -81,6 +81,7 @@ def make_parser(recipe, family, description=None, switches=None):
         description: --help text (a recipe passes its module docstring).
         switches: which architecture switches the recipe accepts, a subset of
             `ARCHITECTURE_SWITCHES` (default: all for Luong, none but dropout for Bahdanau).
+        prog: the command's name in --help and errors (default: `python recipes/<recipe>.py`).
 
     Recipes add their own flags to the returned parser (e.g. `--mode` for local attention).
     """
@@ -93,7 +94,7 @@ def make_parser(recipe, family, description=None, switches=None):
             f"Unknown architecture switch(es) {unknown}; valid: {ARCHITECTURE_SWITCHES}."
         )
     parser = argparse.ArgumentParser(
-        prog=f"python recipes/{recipe}.py",
+        prog=prog or f"python recipes/{recipe}.py",
         description=description,
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,

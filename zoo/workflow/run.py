@@ -67,6 +67,7 @@ def main(
     switches=None,
     add_arguments=None,
     argv=None,
+    prog=None,
 ):
     """Parses the command line and runs the recipe: train, evaluate, export.
 
@@ -80,6 +81,7 @@ def main(
         switches: the architecture switches the recipe accepts (see `make_parser`).
         add_arguments: optional `add_arguments(parser)` adding recipe-specific flags.
         argv: the arguments (default: `sys.argv[1:]`).
+        prog: the command's name in --help and errors (default: `python recipes/<recipe>.py`).
 
     Returns:
         the metrics dict also written to `<out>/metrics.json` (on the chief worker).
@@ -89,7 +91,7 @@ def main(
             zoo.workflow.main(build_model, recipe="luong_global_dot", family="luong",
                               description=__doc__)
     """
-    parser = make_parser(recipe, family, description=description, switches=switches)
+    parser = make_parser(recipe, family, description=description, switches=switches, prog=prog)
     if add_arguments is not None:
         add_arguments(parser)
     argv = sys.argv[1:] if argv is None else list(argv)

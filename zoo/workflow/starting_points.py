@@ -90,7 +90,8 @@ def apply_config(parser, argv, recipe):
     if settings["recipe"] != recipe:
         parser.error(
             f"--config {path} is a run of recipe {settings['recipe']!r}, not {recipe!r}: run "
-            f"python recipes/{settings['recipe']}.py --config {given.config}"
+            f"python recipes/{settings['recipe']}.py --config {given.config} (or python -m zoo "
+            f"train --config {given.config})"
         )
     known = vars(parser.parse_args([]))
     defaults = {k: v for k, v in settings.items() if k in known and k not in NOT_SETTINGS}
