@@ -36,6 +36,7 @@ if str(REPO_DIR) not in sys.path:  # `python bench/x.py` from anywhere
     sys.path.insert(0, str(REPO_DIR))
 
 from zoo.backend import BACKENDS, backend_installed  # noqa: E402
+from zoo.data.corpora import DEFAULT_CORPUS, find_corpus  # noqa: E402
 from zoo.models.presets import SIZES  # noqa: E402
 from zoo.training.precision import MATRIX_FLAGS, PRECISIONS, cpu_flags  # noqa: E402
 
@@ -63,6 +64,28 @@ def machine_line():
     """One line for a result: the CPU, its cores and its matrix flags."""
     flags = " ".join(matrix_flags()) or "none of " + " ".join(MATRIX_FLAGS)
     return f"Machine: {cpu_name()}, {os.cpu_count()} cores; CPU flags: {flags}"
+
+
+def add_corpus_flags(parser, split=None, data_help="corpus"):
+    """`--data`, `--source-lang`, `--target-lang` (and `--split` when `split` is given) as the
+    recipes spell them; the languages default to the corpus' own pair (`corpus_pair`)."""
+    parser.add_argument(
+        "--data", default=DEFAULT_CORPUS, help=f"{data_help} (default: %(default)s)"
+    )
+    for side in ("source", "target"):
+        parser.add_argument(
+            f"--{side}-lang", default=None, help=f"{side} language (default: the corpus' pair)"
+        )
+    if split is not None:
+        parser.add_argument("--split", default=split, help="split to read (default: %(default)s)")
+
+
+def corpus_pair(args):
+    """(source, target) of `add_corpus_flags`' flags: those given, else the corpus' pair."""
+    if args.source_lang and args.target_lang:
+        return args.source_lang, args.target_lang
+    source, target = find_corpus(args.data).default_languages("luong")
+    return args.source_lang or source, args.target_lang or target
 
 
 def tokenizers(vocab_size=None, source="de", target="en", cache_dir=None, quiet=False):

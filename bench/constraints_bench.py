@@ -37,10 +37,7 @@ def parse_args(argv=None):
         description=__doc__.split("\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
     )
     p.add_argument("model_dir", help="a trained output folder")
-    p.add_argument("--data", default="multi30k", help="corpus (default: %(default)s)")
-    p.add_argument("--source", default="de", help="source language (default: %(default)s)")
-    p.add_argument("--target", default="en", help="target language (default: %(default)s)")
-    p.add_argument("--split", default="test2016", help="split to translate (default: %(default)s)")
+    common.add_corpus_flags(p, split="test2016")
     p.add_argument("--limit", type=int, default=None, help="first N sentences only")
     p.add_argument("--phrases", default="0,1,2", help="phrases per sentence (default: %(default)s)")
     p.add_argument(
@@ -86,7 +83,7 @@ def run_setting(translator, sources, constraints, beam):
 
 def main(argv=None):
     args = parse_args(argv)
-    corpus = load_corpus(args.data, args.source, args.target, args.split)
+    corpus = load_corpus(args.data, *common.corpus_pair(args), args.split)
     sources, references = list(corpus.source), list(corpus.target)
     if args.limit:
         sources, references = sources[: args.limit], references[: args.limit]

@@ -60,9 +60,7 @@ def parse_args(argv=None):
         default=search_defaults.BATCH_SIZE,
         help="batch of the BLEU and throughput pass (default: %(default)s)",
     )
-    p.add_argument("--split", default="test2016", help="Multi30k split (default: %(default)s)")
-    p.add_argument("--source-lang", default="de", help="(default: %(default)s)")
-    p.add_argument("--target-lang", default="en", help="(default: %(default)s)")
+    common.add_corpus_flags(p, split="test2016")
     p.add_argument(
         "--limit", type=int, default=None, help="first N sentences of the split (default: all)"
     )
@@ -119,7 +117,7 @@ def main(argv=None):
     from zoo.export.litert_translator import LiteRTTranslator
     from zoo.translator import Translator
 
-    corpus = load_corpus("multi30k", args.source_lang, args.target_lang, args.split)
+    corpus = load_corpus(args.data, *common.corpus_pair(args), args.split)
     sentences, references = list(corpus.source), list(corpus.target)
     if args.limit:
         sentences, references = sentences[: args.limit], references[: args.limit]
@@ -184,7 +182,7 @@ def main(argv=None):
         row["MiB"] = row["bytes"] / 2**20
     print()
     print(
-        f"Multi30k {args.split} {args.source_lang}->{args.target_lang}, {len(sentences)} "
+        f"{args.data} {args.split} {'->'.join(common.corpus_pair(args))}, {len(sentences)} "
         f"sentences, {args.model_dir}; latency: batch 1, first {args.latency_sentences}; "
         f"throughput: batch {args.batch}"
     )

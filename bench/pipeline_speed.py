@@ -4,7 +4,7 @@ In memory (default): trains (or loads) the tokenizers, builds `zoo.data.make_dat
 corpus split and times the construction (length pre-pass), the first epoch (tokenisation in
 the graph) and the following epochs (from the cache):
 
-    python bench/pipeline_speed.py --corpus multi30k --source de --target en --epochs 3
+    python bench/pipeline_speed.py --data multi30k --source-lang de --target-lang en --epochs 3
 
 Streamed, on a synthetic corpus of N pairs (the scale test; figures in bench/RESULTS.md,
 "Data pipeline and scale"): writes N pairs made from the split's
@@ -27,11 +27,8 @@ import random
 import resource
 import time
 
+import common  # quiet TensorFlow start, repository on the path
 import tqdm
-
-import zoo_startup
-
-zoo_startup.quiet_tensorflow_start()  # before TensorFlow loads, as the recipes do
 
 # isort: split
 
@@ -56,18 +53,7 @@ from zoo.workflow.flag_types import library_default  # noqa: E402
 
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument(
-        "--corpus",
-        default="multi30k",
-        help="corpus name for zoo.data.load_corpus (default: %(default)s)",
-    )
-    parser.add_argument(
-        "--source", default="de", help="source language code (default: %(default)s)"
-    )
-    parser.add_argument(
-        "--target", default="en", help="target language code (default: %(default)s)"
-    )
-    parser.add_argument("--split", default="train", help="split to read (default: %(default)s)")
+    common.add_corpus_flags(parser, split="train")
     parser.add_argument(
         "--tokenizer",
         choices=KINDS,
@@ -254,7 +240,7 @@ def write_evaluation_splits(args, directory):
     """Multi30k's val and test2016 as directory/{val,test}.{src,tgt}: with them a recipe runs on
     the synthetic corpus (`--data DIR/{split} --source-lang src --target-lang tgt`)."""
     for split, name in (("val", "val"), ("test", "test2016")):
-        corpus = load_corpus(args.corpus, args.source, args.target, name)
+        corpus = load_corpus(args.data, *common.corpus_pair(args), name)
         for lang, lines in (("src", corpus.source), ("tgt", corpus.target)):
             with open(os.path.join(directory, f"{split}.{lang}"), "w", encoding="utf-8") as f:
                 f.writelines(line + "\n" for line in lines)
@@ -262,7 +248,7 @@ def write_evaluation_splits(args, directory):
 
 def main_streamed(args, corpus):
     prefix = write_synthetic(corpus, args.synthetic, args.synthetic_dir, args.compression)
-    if args.corpus == "multi30k":
+    if args.data == "multi30k":
         write_evaluation_splits(args, args.synthetic_dir)
     tokenizers = _tokenizers(args, corpus)
     stream = open_stream(prefix, "src", "tgt", "train")
@@ -298,7 +284,7 @@ def main_streamed(args, corpus):
 def main(argv=None):
     args = parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(name)s: %(message)s")
-    corpus = load_corpus(args.corpus, args.source, args.target, args.split)
+    corpus = load_corpus(args.data, *common.corpus_pair(args), args.split)
     if args.limit:
         corpus = corpus.take(args.limit)
     if args.synthetic:

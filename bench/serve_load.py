@@ -60,11 +60,7 @@ def parse_args(argv=None):
         help="instead of --seconds: this many requests per client",
     )  # fmt: skip
     p.add_argument("--sentences", default=None, help="a file of sentences, one a line")
-    p.add_argument(
-        "--data", default="multi30k", help="corpus of the test split (default: %(default)s)"
-    )
-    p.add_argument("--source", default="de", help="source language (default: %(default)s)")
-    p.add_argument("--target", default="en", help="target language (default: %(default)s)")
+    common.add_corpus_flags(p, data_help="corpus of the test split")
     p.add_argument(
         "--count", type=int, default=200, help="distinct sentences (default: %(default)s)"
     )
@@ -99,7 +95,7 @@ def load_sentences(args):
         from zoo.data.corpora import default_test_split
 
         split = default_test_split(args.data)
-        lines = list(load_corpus(args.data, args.source, args.target, split).source)
+        lines = list(load_corpus(args.data, *common.corpus_pair(args), split).source)
     lines = [line for line in lines if line.strip()][: args.count]
     if not lines:
         raise SystemExit("no sentences to send")
