@@ -38,9 +38,11 @@ def sentence_figures(weights):
 
 
 def main(argv=None):
+    import common  # quiet TensorFlow start, repository on the path
+
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("run", help="a recipe's output folder (model.keras, tokenizers)")
-    parser.add_argument("--split", default="val", help="Multi30k split (default: %(default)s)")
+    common.add_corpus_flags(parser, split="val")
     parser.add_argument("--limit", type=int, default=200, help="sentences (default: %(default)s)")
     parser.add_argument(
         "--min-length", type=int, default=8, help="shortest source, in words (default: %(default)s)"
@@ -51,7 +53,7 @@ def main(argv=None):
     from zoo.translator import Translator
 
     translator = Translator.from_directory(args.run)
-    corpus = load_corpus("multi30k", "de", "en", args.split)
+    corpus = load_corpus(args.data, *common.corpus_pair(args), args.split)
     sources = [s for s in corpus.source if len(s.split()) >= args.min_length][: args.limit]
     results = translator.translate_with_attention(sources, beam_size=1)
     figures = [sentence_figures(r.weights) for r in results if len(r.source_tokens) > 1]

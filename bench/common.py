@@ -88,6 +88,16 @@ def corpus_pair(args):
     return args.source_lang or source, args.target_lang or target
 
 
+def bench_corpus(split):
+    """`split` of the benchmarks' corpus: the registry's default corpus in its own pair
+    (Multi30k de->en), the corpus every recorded figure of bench/ measures."""
+    from zoo.data import load_corpus
+
+    return load_corpus(
+        DEFAULT_CORPUS, *find_corpus(DEFAULT_CORPUS).default_languages("luong"), split
+    )
+
+
 def tokenizers(vocab_size=None, source="de", target="en", cache_dir=None, quiet=False):
     """SentencePiece tokenizers trained on Multi30k train (cached under bench/out/), of
     `vocab_size` pieces (default: the recipes', `zoo.text.DEFAULT_VOCAB_SIZE`)."""

@@ -262,10 +262,9 @@ def main(argv=None):
 def measure_here(args, backend):
     """The rows of every translator, search, batch size and path, on this process's
     backend (the SavedModel path on TensorFlow only)."""
-    from zoo.data import load_corpus
     from zoo.export import load_exported
 
-    test = list(load_corpus("multi30k", "de", "en", "test2016").source)
+    test = list(common.bench_corpus("test2016").source)
     batch_sizes = [int(b) for b in _split(args.batch_sizes)]
     searches = [(s, args.beam if s == "beam" else 1) for s in _split(args.searches)]
     paths = _split(args.paths)

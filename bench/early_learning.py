@@ -18,7 +18,7 @@ import os
 import tempfile
 import time
 
-from common import tokenizers
+from common import bench_corpus, tokenizers
 
 from zoo.data import DEFAULT_BATCH_SIZE
 from zoo.models.presets import SIZES
@@ -95,12 +95,12 @@ def main(argv=None):
 
     import zoo
     from zoo import training
-    from zoo.data import load_corpus, make_dataset
+    from zoo.data import make_dataset
 
     keras.utils.set_random_seed(args.seed)
     source_tokenizer, target_tokenizer = tokenizers(quiet=True)
-    train = load_corpus("multi30k", "de", "en", "train")
-    val = load_corpus("multi30k", "de", "en", "val")
+    train = bench_corpus("train")
+    val = bench_corpus("val")
 
     def dataset(source, target, **kwargs):
         return make_dataset(

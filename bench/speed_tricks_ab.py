@@ -84,10 +84,10 @@ def batches(args, count):
     """`count` real Multi30k training batches (tensors) and the vocabulary sizes."""
     import tensorflow as tf
 
-    from zoo.data import load_corpus, make_dataset
+    from zoo.data import make_dataset
 
     source, target = common.tokenizers()
-    corpus = load_corpus("multi30k", "de", "en", "train")
+    corpus = common.bench_corpus("train")
     dataset = make_dataset(
         corpus.source, corpus.target, source, target, batch_size=args.batch_size, seed=args.seed
     )

@@ -516,12 +516,12 @@ def load_batches(args):
     """warmup + steps real Multi30k train batches as numpy (the same ones for every preset)."""
     import numpy as np
 
-    from zoo.data import load_corpus, make_dataset
+    from zoo.data import make_dataset
 
     source_tok, target_tok = common.tokenizers(args.vocab_size)
     # SentencePiece may learn fewer pieces than asked (8000 -> 7931 for Multi30k en)
     args.vocab_sizes = (source_tok.vocab_size, target_tok.vocab_size)
-    corpus = load_corpus("multi30k", "de", "en", "train")
+    corpus = common.bench_corpus("train")
     start = time.perf_counter()
     dataset = make_dataset(
         corpus.source,
