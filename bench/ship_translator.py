@@ -3,8 +3,8 @@
     python bench/ship_translator.py --name luong_local_general_multi30k_de_en \\
         --runs RUN_SEED0 RUN_SEED1 --commit COMMIT --beside "nothing"
 
-1. Chooses the run of the highest validation BLEU (each run's own choice of its delivered
-   model, recorded in metrics.json; never the test split).
+1. Chooses the run of the highest validation BLEU (of the model each run kept, recorded in
+   metrics.json; never the test split).
 2. Writes its hub layout (`zoo.hub.package_translator`) with float16 weights, and keeps them
    only when test BLEU (greedy and beam) stays within FLOAT16_TOLERANCE of float32's.
 3. Scores the shipped files exactly as `python -m zoo evaluate NAME` does, on the validation
@@ -326,7 +326,7 @@ Signatures: `{f["signatures"]["bleu"]}`, `{f["signatures"]["chrf"]}`.
 - Machine: {f["hardware"]} (CPU flags: {", ".join(f["cpu_flags"]) or "none of note"}),
   {f["date"]}. Ran beside it: {f["beside"]}.
 - Training time: {hours} h {minutes:02d} min for {f["epochs"]:g} epochs ({f["steps"]:,} steps).
-- {chosen}, delivering its {f["delivered"]} (the run's choice on validation).{others}
+- {chosen}: its {f["delivered"]}, the model the run kept on validation.{others}
 - Weights stored as {f["weights_dtype"]}: {f["splits"]["test"]} BLEU in float32
   {f["float32"]["beam"]:.2f} (beam) and {f["float32"]["greedy"]:.2f} (greedy), in float16
   {f["float16"]["beam"]:.2f} and {f["float16"]["greedy"]:.2f} (float16 is kept when within

@@ -77,7 +77,7 @@ def select_model(
         selection["val_bleu"][name] = evaluation.corpus_scores(hypotheses, val.target)["bleu"]
         say(f"  {name}: validation BLEU {selection['val_bleu'][name]:.2f}")
     winner = max(candidates, key=lambda name: (selection["val_bleu"][name], name == MODEL_FILE))
-    say(f"  delivering {winner}")
+    say(f"  keeping {winner}")
     selection["model_file"] = winner
     selection["checkpoints"] = [os.path.basename(p) for p in used]
     return candidates[winner], selection
