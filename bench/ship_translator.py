@@ -349,7 +349,7 @@ are not):
 
 Multi30k (Elliott et al. 2016, https://github.com/multi30k/dataset): 29,000 training, 1,014
 validation and 1,000 test (test2016) caption pairs; `run.json` lists the files read, with
-their sha256, under `corpus_files`. Its authors provide it "solely for
+their sizes and a SHA-256 of each one's first and last MiB, under `corpus_files`. Its authors provide it "solely for
 researchers and educators who wish to use the dataset for non-commercial research and/or
 educational purposes"; the images come under the Flickr Terms of Use. The weights are
 released with zoo under the Apache License 2.0; check the data's terms before other use.
