@@ -36,7 +36,7 @@ if str(REPO_DIR) not in sys.path:  # `python bench/x.py` from anywhere
     sys.path.insert(0, str(REPO_DIR))
 
 from zoo.backend import BACKENDS, backend_installed  # noqa: E402
-from zoo.data.corpora import DEFAULT_CORPUS, find_corpus  # noqa: E402
+from zoo.data.corpora import DEFAULT_CORPUS, complete_languages, find_corpus  # noqa: E402
 from zoo.models.presets import SIZES  # noqa: E402
 from zoo.training.precision import MATRIX_FLAGS, PRECISIONS, cpu_flags  # noqa: E402
 
@@ -81,11 +81,16 @@ def add_corpus_flags(parser, split=None, data_help="corpus"):
 
 
 def corpus_pair(args):
-    """(source, target) of `add_corpus_flags`' flags: those given, else the corpus' pair."""
-    if args.source_lang and args.target_lang:
-        return args.source_lang, args.target_lang
-    source, target = find_corpus(args.data).default_languages("luong")
-    return args.source_lang or source, args.target_lang or target
+    """(source, target) of `add_corpus_flags`' flags, completed as the recipes complete them
+    (`zoo.data.corpora.complete_languages`: the corpus' own pair; `--source-lang en` alone on
+    Multi30k gives en->de). Files and TFDS names without both languages exit with a message."""
+    try:
+        return complete_languages(args.data, args.source_lang, args.target_lang, family="luong")
+    except ValueError:  # files, a TFDS name or a corpus without a default pair
+        raise SystemExit(
+            f"--data {args.data} has no default language pair: give --source-lang and "
+            "--target-lang."
+        ) from None
 
 
 def bench_corpus(split):

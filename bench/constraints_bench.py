@@ -24,7 +24,7 @@ import random
 import time
 from pathlib import Path
 
-import common  # noqa: F401  (quiet TensorFlow start, repository on the path)
+import common  # quiet TensorFlow start, repository on the path
 
 from zoo.data import load_corpus
 from zoo.evaluation import corpus_scores

@@ -124,7 +124,7 @@ def parse_args(argv=None):
         type=int,
         default=None,
         metavar="N",
-        help="stream a synthetic corpus of N pairs recombined from --corpus's split instead "
+        help="stream a synthetic corpus of N pairs recombined from --data's split instead "
         "(written once into --synthetic-dir)",
     )
     parser.add_argument(

@@ -422,10 +422,11 @@ def measure(spec, opts, batches):
     import numpy as np
 
     import zoo.models
+    from zoo.backend import backend_name
     from zoo.training import set_precision
     from zoo.training.train_step import prepare_optimizer
 
-    backend = keras.backend.backend()
+    backend = backend_name()
     name, overrides = common.parse_preset(spec)
     set_precision(opts["precision"])
     keras.utils.set_random_seed(0)

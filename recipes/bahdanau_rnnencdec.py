@@ -26,9 +26,11 @@ import keras
 import zoo.workflow
 from zoo.models import GRUEncoder, RNNEncDecDecoder
 
+PRESET = "bahdanau_rnnencdec"  # the zoo.models preset this recipe builds in the open
+
 
 def build_model(args, source_vocab_size, target_vocab_size):
-    hp = zoo.workflow.hyperparameters(args, "bahdanau_rnnencdec")  # sizes of --size
+    hp = zoo.workflow.hyperparameters(args, PRESET)  # sizes of --size
     source_ids = keras.Input(shape=(None,), dtype="int32", name="source_ids")
     target_ids = keras.Input(shape=(None,), dtype="int32", name="target_ids")
 
@@ -51,12 +53,8 @@ def build_model(args, source_vocab_size, target_vocab_size):
 
     memory, source_mask, encoder_states = encoder(source_ids)
     logits = decoder(target_ids, memory, source_mask, encoder_states)
-    return keras.Model(
-        {"source_ids": source_ids, "target_ids": target_ids}, logits, name="bahdanau_rnnencdec"
-    )
+    return keras.Model({"source_ids": source_ids, "target_ids": target_ids}, logits, name=PRESET)
 
 
 if __name__ == "__main__":
-    zoo.workflow.main(
-        build_model, recipe="bahdanau_rnnencdec", family="bahdanau", description=__doc__
-    )
+    zoo.workflow.main(build_model, recipe=PRESET, description=__doc__)

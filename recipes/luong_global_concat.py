@@ -31,9 +31,11 @@ import zoo.workflow
 from zoo.layers import LuongAttention
 from zoo.models import LuongDecoder, StackedLSTMEncoder
 
+PRESET = "luong_global_concat"  # the zoo.models preset this recipe builds in the open
+
 
 def build_model(args, source_vocab_size, target_vocab_size):
-    hp = zoo.workflow.hyperparameters(args, "luong_global_concat")  # sizes of --size
+    hp = zoo.workflow.hyperparameters(args, PRESET)  # sizes of --size
     source_ids = keras.Input(shape=(None,), dtype="int32", name="source_ids")
     target_ids = keras.Input(shape=(None,), dtype="int32", name="target_ids")
 
@@ -63,16 +65,13 @@ def build_model(args, source_vocab_size, target_vocab_size):
 
     memory, source_mask, encoder_states = encoder(source_ids)
     logits = decoder(target_ids, memory, source_mask, encoder_states)
-    return keras.Model(
-        {"source_ids": source_ids, "target_ids": target_ids}, logits, name="luong_global_concat"
-    )
+    return keras.Model({"source_ids": source_ids, "target_ids": target_ids}, logits, name=PRESET)
 
 
 if __name__ == "__main__":
     zoo.workflow.main(
         build_model,
-        recipe="luong_global_concat",
-        family="luong",
+        recipe=PRESET,
         description=__doc__,
         switches=("dropout", "reverse_source", "bidirectional", "input_feeding"),  # no window
     )

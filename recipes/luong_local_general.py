@@ -82,7 +82,6 @@ if __name__ == "__main__":
     zoo.workflow.main(
         build_model,
         recipe="luong_local_general",
-        family="luong",
         description=__doc__,
         add_arguments=zoo.workflow.add_mode_argument,
     )

@@ -19,6 +19,7 @@ import pytest
 
 import zoo.workflow
 from zoo.models import SIZES, build
+from zoo.workflow.defaults import recipe_family
 
 REPO = Path(__file__).resolve().parents[2]
 RECIPES = REPO / "recipes"
@@ -60,7 +61,10 @@ def recipe_parser(kwargs, switches=None):
     """The recipe's parser, as `zoo.workflow.main` makes it from the recipe's arguments."""
     switches = kwargs.get("switches") if switches is None else switches
     parser = zoo.workflow.make_parser(
-        kwargs["recipe"], kwargs["family"], description=kwargs.get("description"), switches=switches
+        kwargs["recipe"],
+        kwargs.get("family") or recipe_family(kwargs["recipe"]),  # main's default
+        description=kwargs.get("description"),
+        switches=switches,
     )
     if kwargs.get("add_arguments") is not None:
         kwargs["add_arguments"](parser)

@@ -11,9 +11,12 @@ import numpy as np
 import pytest
 from recipe_runs import RECIPES, TINY, run_recipe
 
+import zoo.workflow
 from zoo.cli import main as zoo_main
 from zoo.workflow import add_mode_argument, make_parser, resolve_defaults
-from zoo.workflow.preset_run import build_model, preset_switches, recipe_preset
+from zoo.workflow.defaults import preset_switches, recipe_family, recipe_preset
+from zoo.workflow.model_flags import DEFAULT_SWITCHES
+from zoo.workflow.preset_run import build_model
 
 # recipe, its --mode (None: the recipe has none), the preset it trains
 RECIPE_PRESETS = [
@@ -43,7 +46,12 @@ def recipe_help(recipe, capsys):
 
 
 def options(help_text):
-    return {word.strip(",[]") for word in help_text.split() if word.startswith("--")}
+    """The option strings of argparse's option lines (not the description's prose)."""
+    found = set()
+    for line in help_text.splitlines():
+        if line.startswith("  -"):
+            found |= {w.strip(",") for w in line.split() if w.startswith("--")}
+    return found
 
 
 @pytest.mark.parametrize("recipe, mode, preset", RECIPE_PRESETS)
@@ -61,6 +69,8 @@ def test_the_preset_builds_the_recipes_model_with_its_initial_values(recipe, mod
     theirs = recipe_module["build_model"](args, 40, 30)
     assert ours.name == theirs.name == preset
     assert [w.path for w in ours.weights] == [w.path for w in theirs.weights]
+    for layer in ("encoder", "decoder"):  # also what makes no weights: dropout, feeding
+        assert ours.get_layer(layer).get_config() == theirs.get_layer(layer).get_config()
     for mine, recipes in zip(ours.weights, theirs.weights, strict=True):
         np.testing.assert_array_equal(np.asarray(mine), np.asarray(recipes), err_msg=mine.path)
 
@@ -74,8 +84,17 @@ def test_zoo_train_takes_the_recipes_flags(recipe, capsys):
     help_text = capsys.readouterr().out
     assert help_text.startswith(f"usage: python -m zoo train {preset} ")
     theirs = recipe_help(recipe, capsys)
+    assert {"--data", "--epochs", "--dropout"} <= theirs  # the option lines were read
     assert options(help_text) == theirs - {"--mode"}  # the preset fixes local-p or local-m
-    assert set(preset_switches(preset)) <= {o[2:].replace("-", "_") for o in theirs}
+
+
+@pytest.mark.parametrize("recipe", sorted({r for r, _, _ in RECIPE_PRESETS}))
+def test_the_presets_switches_are_those_its_recipe_passes(recipe, monkeypatch):
+    calls = []
+    monkeypatch.setattr(zoo.workflow, "main", lambda *args, **kwargs: calls.append(kwargs))
+    runpy.run_path(str(RECIPES / f"{recipe}.py"), run_name="__main__")
+    passed = calls[0].get("switches") or DEFAULT_SWITCHES[recipe_family(recipe)]
+    assert tuple(passed) == preset_switches(recipe_preset(recipe))
 
 
 def test_unknown_preset_and_no_preset_are_usage_errors(capsys):
@@ -86,10 +105,15 @@ def test_unknown_preset_and_no_preset_are_usage_errors(capsys):
     assert "name a preset" in capsys.readouterr().err
     assert zoo_main(["train", "--config", "/nonexistent/run.json"]) == 2
     assert "/nonexistent" in capsys.readouterr().err
+    assert zoo_main(["train", "--help"]) == 0
+    assert "Presets: bahdanau_rnnencdec" in capsys.readouterr().out
 
 
 def test_a_preset_trains_and_a_recipes_run_trains_again_from_its_config(tmp_path, tiny_corpus):
-    metrics = run_recipe(tmp_path / "recipe", "--data", tiny_corpus, name="luong_local_general")
+    recipe_run = tmp_path / "recipe"
+    metrics = run_recipe(
+        recipe_run, "--data", tiny_corpus, "--mode", "monotonic", name="luong_local_general"
+    )
     assert metrics["recipe"] == "luong_local_general"
 
     again = tmp_path / "again"
@@ -97,7 +121,8 @@ def test_a_preset_trains_and_a_recipes_run_trains_again_from_its_config(tmp_path
     assert status == 0
     recorded = json.loads((tmp_path / "recipe" / "run.json").read_text())
     rerun = json.loads((again / "run.json").read_text())
-    assert rerun["recipe"] == "luong_local_general" and rerun["mode"] == recorded["mode"]
+    assert rerun["recipe"] == "luong_local_general" and rerun["mode"] == "monotonic"
+    assert keras.models.load_model(again / "model.keras").name == "luong_local_m_general"
     different = {k for k in recorded if k != "out" and recorded[k] != rerun.get(k)}
     assert different <= {"config", "peak_memory_mib"}, different  # the settings are equal
 

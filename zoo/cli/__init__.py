@@ -1,7 +1,7 @@
 """The `zoo` command line: `python -m zoo COMMAND ...`, the commands train, translate,
 evaluate, aer, average, serve, compare, export, score, params, list and push.
 
-    python -m zoo train luong_local_p_general --out saved_models/luong_local_general
+    python -m zoo train luong_global_dot --size tiny --epochs 1
     python -m zoo translate saved_models/luong_local_general "Ein Hund rennt."
     python -m zoo translate saved_models/luong_local_general --alignments "Ein Hund rennt."
     python -m zoo aer saved_models/luong_local_general --source s.de --target t.en --gold g.txt

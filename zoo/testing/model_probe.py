@@ -107,8 +107,9 @@ def run_models(inputs, save_to=None, load=(), full=()):
     import keras
 
     import zoo  # noqa: F401 - registers the layers and models with Keras
+    from zoo.backend import backend_name
 
-    outputs = {"backend": np.array(keras.backend.backend())}
+    outputs = {"backend": np.array(backend_name())}
 
     def found(model, folder):
         if folder in full:

@@ -77,7 +77,9 @@ def _model_inputs(inputs):
 def loss_and_gradients(model, inputs, label_smoothing=0.0, loss_normalization="tokens"):
     """(loss, [gradient of each trainable variable]) as NumPy, by this backend's autodiff,
     of the train step's objective on `inputs` (`probe_batch`), in training mode."""
-    backend = keras.backend.backend()
+    from zoo.backend import backend_name
+
+    backend = backend_name()
     x, targets = _model_inputs(inputs), inputs["target_out_ids"]
     options = (label_smoothing, loss_normalization)
     trainable = model.trainable_variables

@@ -9,8 +9,7 @@ functional model in the open, then hands everything else to `main`:
         return model
 
     if __name__ == "__main__":
-        zoo.workflow.main(build_model, recipe="luong_global_dot", family="luong",
-                          description=__doc__)
+        zoo.workflow.main(build_model, recipe="luong_global_dot", description=__doc__)
 
 `main` parses the shared flags (`make_parser`), trains with the chosen optimizer and
 checkpoints (resumable), keeps the best model by the validation metric (the loss unless

@@ -6,16 +6,19 @@
   output folder.
 - `hyperparameters(args, preset)`: the preset's keyword arguments at `--size`
   (`zoo.models.presets`) with the architecture switches given on the command line.
+- `recipe_preset(recipe, mode)` and `preset_switches(preset)`: the preset a recipe trains
+  and the architecture switches that apply to it.
 """
 
 import os
+import re
 
 from zoo.data.corpora import CORPORA, complete_languages, default_test_split, find_corpus
 from zoo.errors import UsageError
-from zoo.models import preset_arguments
+from zoo.models import attention_presets, family, preset_arguments, presets
 from zoo.training import default_loss_normalization
 from zoo.training.profiles import training_profile
-from zoo.workflow.model_flags import ARCHITECTURE_SWITCHES
+from zoo.workflow.model_flags import ARCHITECTURE_SWITCHES, DEFAULT_SWITCHES
 from zoo.workflow.starting_points import fine_tuning_defaults
 from zoo.workflow.training_flags import check_training_flags
 
@@ -103,3 +106,40 @@ def hyperparameters(args, preset):
             )
         values[name] = given
     return values
+
+
+LOCAL_MODES = {"predictive": "p", "monotonic": "m"}  # --mode -> the preset's letter
+
+
+def recipe_preset(recipe, mode=None):
+    """The preset that recipe `recipe` trains: its own name, or for the local-attention
+    recipes (`luong_local_general`, `luong_local_dot`) `luong_local_{p|m}_<score>` by
+    `mode` ("predictive", the default, or "monotonic")."""
+    if recipe in presets():
+        return recipe
+    local = re.fullmatch(r"luong_local_(\w+)", recipe or "")
+    letter = LOCAL_MODES.get(mode or "predictive")
+    if local and letter and f"luong_local_{letter}_{local[1]}" in presets():
+        return f"luong_local_{letter}_{local[1]}"
+    raise UsageError(
+        f"{recipe!r} names no preset of zoo.models (nor a recipe of one); presets: "
+        f"{', '.join(presets())}."
+    )
+
+
+def preset_switches(preset):
+    """The architecture switches (`--dropout`, `--window`, ...) that apply to `preset`: its
+    family's, less `--window` without local attention and `--input-feeding` without
+    attention."""
+    switches = DEFAULT_SWITCHES[family(preset)]
+    attention = preset_arguments(preset).get("attention", "")
+    if not attention.startswith("local"):
+        switches = tuple(s for s in switches if s != "window")
+    if preset not in attention_presets():
+        switches = tuple(s for s in switches if s != "input_feeding")
+    return switches
+
+
+def recipe_family(recipe):
+    """ "bahdanau" or "luong": the family of the preset recipe `recipe` trains."""
+    return family(recipe_preset(recipe))

@@ -10,18 +10,15 @@ recipe's own.
 """
 
 import argparse
-import re
 import sys
 
-from zoo.errors import UsageError
-from zoo.models import attention_presets, build, family, preset_arguments, presets
-from zoo.workflow.defaults import hyperparameters
-from zoo.workflow.model_flags import DEFAULT_SWITCHES, add_mode_argument
+from zoo.models import build, family, presets
+from zoo.workflow.defaults import hyperparameters, preset_switches, recipe_preset
+from zoo.workflow.model_flags import add_mode_argument
 from zoo.workflow.run import main
 from zoo.workflow.starting_points import run_settings
 
 PROG = "python -m zoo train"
-LOCAL_MODES = {"predictive": "p", "monotonic": "m"}  # --mode -> the preset's letter
 DESCRIPTION = f"""Trains a preset of zoo.models with the recipes' workflow: data, tokenizers,
 training with checkpoints (a plain re-run resumes), the validation choice, the test
 scores and the output folder, exactly as `python recipes/<recipe>.py` does.
@@ -31,35 +28,6 @@ scores and the output folder, exactly as `python recipes/<recipe>.py` does.
     {PROG} --config luong_local_general_multi30k_de_en   # a recorded run's settings
 
 Presets: {", ".join(presets())}."""
-
-
-def recipe_preset(recipe, mode=None):
-    """The preset that recipe `recipe` trains: its own name, or for the local-attention
-    recipes (`luong_local_general`, `luong_local_dot`) `luong_local_{p|m}_<score>` by
-    `mode` ("predictive", the default, or "monotonic")."""
-    if recipe in presets():
-        return recipe
-    local = re.fullmatch(r"luong_local_(\w+)", recipe or "")
-    letter = LOCAL_MODES.get(mode or "predictive")
-    if local and letter and f"luong_local_{letter}_{local[1]}" in presets():
-        return f"luong_local_{letter}_{local[1]}"
-    raise UsageError(
-        f"{recipe!r} names no preset of zoo.models (nor a recipe of one); presets: "
-        f"{', '.join(presets())}."
-    )
-
-
-def preset_switches(preset):
-    """The architecture switches (`--dropout`, `--window`, ...) that apply to `preset`: its
-    family's, less `--window` without local attention and `--input-feeding` without
-    attention."""
-    switches = DEFAULT_SWITCHES[family(preset)]
-    attention = preset_arguments(preset).get("attention", "")
-    if not attention.startswith("local"):
-        switches = tuple(s for s in switches if s != "window")
-    if preset not in attention_presets():
-        switches = tuple(s for s in switches if s != "input_feeding")
-    return switches
 
 
 def build_model(args, source_vocab_size, target_vocab_size):
@@ -78,7 +46,7 @@ def train_preset(argv):
         if preset not in presets():
             return _usage_error(f"unknown preset {preset!r}; presets: {', '.join(presets())}.")
     else:
-        early = argparse.ArgumentParser(add_help=False)
+        early = argparse.ArgumentParser(prog=PROG, add_help=False)
         early.add_argument("--config")
         given, _ = early.parse_known_args(argv)
         if given.config is None:
@@ -92,7 +60,7 @@ def train_preset(argv):
             settings = run_settings(given.config)[1]
             recipe = settings["recipe"]
             preset = recipe_preset(recipe, settings.get("mode"))
-        except (ValueError, UsageError) as error:
+        except (ValueError, OSError) as error:  # a UsageError is a ValueError
             return _usage_error(str(error))
     local_recipe = recipe != preset  # a local-attention recipe's run: its --mode too
     return main(

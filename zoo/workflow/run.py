@@ -30,6 +30,7 @@ from zoo.training.profiles import OPTIMIZER_DESCRIPTIONS
 from zoo.translator import SERVING_DIR
 from zoo.workflow import data as recipe_data
 from zoo.workflow.arguments import make_parser, resolve_defaults
+from zoo.workflow.defaults import recipe_family
 from zoo.workflow.model_flags import apply_model_flags
 from zoo.workflow.out_lock import OutLock
 from zoo.workflow.report import (
@@ -62,7 +63,7 @@ def main(
     build_model,
     *,
     recipe,
-    family,
+    family=None,
     description=None,
     switches=None,
     add_arguments=None,
@@ -76,7 +77,8 @@ def main(
             the recipe's functional model ({"source_ids", "target_ids"} -> logits, with
             layers "encoder" and "decoder"). Called inside the distribution strategy's scope.
         recipe: the recipe's name (default output folder `saved_models/<recipe>/`).
-        family: "bahdanau" or "luong" (the paper optimizer and default epochs).
+        family: "bahdanau" or "luong" (the paper optimizer and default epochs); default: the
+            family of the preset the recipe trains (`recipe_preset`).
         description: --help text; recipes pass their module docstring.
         switches: the architecture switches the recipe accepts (see `make_parser`).
         add_arguments: optional `add_arguments(parser)` adding recipe-specific flags.
@@ -88,9 +90,16 @@ def main(
 
     Example (the end of a recipe):
         if __name__ == "__main__":
-            zoo.workflow.main(build_model, recipe="luong_global_dot", family="luong",
-                              description=__doc__)
+            zoo.workflow.main(build_model, recipe="luong_global_dot", description=__doc__)
     """
+    if family is None:
+        try:
+            family = recipe_family(recipe)
+        except ValueError:
+            raise ValueError(
+                f"zoo.workflow.main: recipe {recipe!r} is no preset's name; pass "
+                "family='bahdanau' or family='luong'."
+            ) from None
     parser = make_parser(recipe, family, description=description, switches=switches, prog=prog)
     if add_arguments is not None:
         add_arguments(parser)

@@ -89,9 +89,8 @@ def apply_config(parser, argv, recipe):
         parser.error(str(error))
     if settings["recipe"] != recipe:
         parser.error(
-            f"--config {path} is a run of recipe {settings['recipe']!r}, not {recipe!r}: run "
-            f"python recipes/{settings['recipe']}.py --config {given.config} (or python -m zoo "
-            f"train --config {given.config})"
+            f"--config {path} is a run of {settings['recipe']!r}, not {recipe!r}: run "
+            f"python -m zoo train --config {given.config}, which trains it as it was trained"
         )
     known = vars(parser.parse_args([]))
     defaults = {k: v for k, v in settings.items() if k in known and k not in NOT_SETTINGS}
