@@ -89,7 +89,7 @@ def apply_config(parser, argv, recipe):
         parser.error(str(error))
     if settings["recipe"] != recipe:
         parser.error(
-            f"--config {path} is a run of {settings['recipe']!r}, not {recipe!r}: run "
+            f"--config {path} is a run of recipe {settings['recipe']!r}, not {recipe!r}: run "
             f"python -m zoo train --config {given.config}, which trains it as it was trained"
         )
     known = vars(parser.parse_args([]))
