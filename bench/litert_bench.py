@@ -71,7 +71,10 @@ def parse_args(argv=None):
         help="sentences timed one at a time for the batch-1 latency (default: %(default)s)",
     )
     p.add_argument(
-        "--threads", type=int, default=None, help="interpreter threads (default: its own)"
+        "--threads",
+        type=int,
+        default=None,
+        help="interpreter threads (default: every core this process may use)",
     )
     p.add_argument(
         "--out-dir",
