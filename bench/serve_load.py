@@ -14,11 +14,12 @@ POSTs, idle connections and bodies shorter than their length): each must be refu
 a 4xx (counted as "abuse ok"), never answered 200 or 5xx. The server's peak resident
 memory (VmHWM) is read after each load. Prints a Markdown table.
 
-    python bench/serve_load.py saved_models/luong_local_general
-    python bench/serve_load.py saved_models/luong_local_general --abuse --seconds 60
-    python bench/serve_load.py saved_models/luong_local_general --versus-one-at-a-time
-    python bench/serve_load.py saved_models/luong_local_general --server-args "--max-wait-ms 10"
-    python bench/serve_load.py saved_models/luong_local_general --versus-engine litert-int8
+    python bench/serve_load.py saved_models/luong_local_general_multi30k_de_en
+    python bench/serve_load.py saved_models/luong_local_general_multi30k_de_en --abuse --seconds 60
+    python bench/serve_load.py saved_models/luong_local_general_multi30k_de_en --versus-one-at-a-time
+    python bench/serve_load.py saved_models/luong_local_general_multi30k_de_en --server-args "--max-wait-ms 10"
+    python bench/serve_load.py saved_models/luong_local_general_multi30k_de_en --versus-engine litert-int8
+    python bench/serve_load.py saved_models/luong_local_general_multi30k_de_en --mixed --clients 32 --seconds 180
 
 The sentences are the source side of the corpus's test split (`--data`, default Multi30k
 de-en test2016) or the lines of `--sentences FILE`. One answer that differs from the
@@ -65,6 +66,17 @@ def parse_args(argv=None):
         "--count", type=int, default=200, help="distinct sentences (default: %(default)s)"
     )
     p.add_argument("--abuse", action="store_true", help="hostile requests during each load")
+    p.add_argument(
+        "--mixed",
+        action="store_true",
+        help="each request with options drawn at random (beam sizes, decoding controls, "
+        "sampling, prefixes, constraints); the server's memory is read every 10 s, and "
+        "--check answers are compared afterwards with the same request sent alone",
+    )
+    p.add_argument(
+        "--check", type=int, default=200,
+        help="with --mixed: answers compared with the request alone (default: %(default)s)",
+    )  # fmt: skip
     p.add_argument(
         "--server-args", default="", help='more flags of zoo serve, e.g. "--max-batch-size 1"'
     )
@@ -174,10 +186,40 @@ def reference(server, sentences, timeout):
     return answers
 
 
-def client(server, sentences, expected, offset, count, until, timeout):
+def mixed_options(rng):
+    """The options of one request of a mixed load: defaults, a beam size, decoding controls,
+    sampling, a prefix or a constraint, each value drawn anew."""
+    kind = rng.randrange(7)
+    if kind == 1:
+        return {"beam_size": rng.randint(1, 8)}
+    if kind == 2:
+        return {"min_length": rng.randint(0, 30), "no_repeat_ngram_size": rng.randint(0, 8)}
+    if kind == 3:
+        return {
+            "ban_unknown": True,
+            "min_length": rng.randint(0, 12),
+            "beam_size": rng.randint(1, 4),
+        }
+    if kind == 4:
+        sample = {"seed": rng.randrange(2**31), "temperature": rng.choice([0.5, 0.8, 1.0, 1.3])}
+        sample.update(rng.choice([{}, {"top_k": rng.randint(1, 50)}, {"top_p": 0.9}]))
+        return {"sample": sample}
+    if kind == 5:
+        return {"prefix": [rng.choice(["A", "Two", "The man"])]}
+    if kind == 6:
+        return {"constraints": [[rng.choice(["dog", "street", "woman"])]]}
+    return {}
+
+
+def client(server, sentences, expected, offset, count, until, timeout, answers=None):
     """Requests on one kept-alive connection, `count` of them (None: as many as fit before
-    the `until` time of `time.perf_counter()`): (latencies, errors, wrong answers)."""
+    the `until` time of `time.perf_counter()`): (latencies, errors, wrong answers). With
+    `answers` (a dict), each request has `mixed_options` and its answer is kept there by
+    the request's JSON, to be compared afterwards (`check_alone`)."""
+    import random
+
     latencies, errors, wrong = [], 0, 0
+    rng = random.Random(offset)
     connection = http.client.HTTPConnection(server.host, server.port, timeout=timeout)
     i = -1
     while True:
@@ -185,9 +227,12 @@ def client(server, sentences, expected, offset, count, until, timeout):
         if (i >= count) if count is not None else (time.perf_counter() >= until):
             break
         sentence = sentences[(offset + i) % len(sentences)]
+        payload = {"sentences": [sentence]}
+        if answers is not None:
+            payload.update(mixed_options(rng))
         start = time.perf_counter()
         try:
-            status, body = post(connection, {"sentences": [sentence]})
+            status, body = post(connection, payload)
         except (OSError, http.client.HTTPException):
             errors += 1
             connection.close()
@@ -196,10 +241,43 @@ def client(server, sentences, expected, offset, count, until, timeout):
         latencies.append(time.perf_counter() - start)
         if status != 200:
             errors += 1
+        elif answers is not None:
+            answers.setdefault(json.dumps(payload, sort_keys=True), body["translations"])
         elif body["translations"] != [expected[sentence]]:
             wrong += 1
     connection.close()
     return latencies, errors, wrong
+
+
+def check_alone(server, answers, count, timeout):
+    """How many of the first `count` `answers` (request JSON -> translations) differ from
+    the same request sent alone."""
+    connection = http.client.HTTPConnection(server.host, server.port, timeout=timeout)
+    wrong = 0
+    for request in list(answers)[:count]:
+        status, body = post(connection, json.loads(request))
+        wrong += status != 200 or body["translations"] != answers[request]
+    connection.close()
+    return wrong
+
+
+def rss_mib(pid):
+    """The process' resident memory now (VmRSS), or None."""
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        return None
+    return None
+
+
+def watch_memory(server, stop, readings, every=10.0):
+    """(seconds since start, RSS MiB) of the server every `every` seconds until `stop`."""
+    start = time.perf_counter()
+    while not stop.wait(every):
+        readings.append((time.perf_counter() - start, rss_mib(server.process.pid)))
 
 
 def _raw(server, data, wait=10.0):
@@ -279,12 +357,18 @@ def run_load(server, sentences, expected, clients, args):
     if args.abuse:
         abuser = threading.Thread(target=abuse, args=(server, stop, counts), daemon=True)
         abuser.start()
+    answers, memory = ({}, []) if args.mixed else (None, None)
+    if args.mixed:
+        threading.Thread(target=watch_memory, args=(server, stop, memory), daemon=True).start()
     before = server.batch_counts()
     start = time.perf_counter()
     until = start + args.seconds
     with concurrent.futures.ThreadPoolExecutor(clients) as pool:
         futures = [
-            pool.submit(client, server, sentences, expected, c * 7, args.requests, until, args.timeout)
+            pool.submit(
+                client, server, sentences, expected, c * 7, args.requests, until, args.timeout,
+                answers,
+            )
             for c in range(clients)
         ]  # fmt: skip
         results = [f.result() for f in futures]
@@ -294,6 +378,12 @@ def run_load(server, sentences, expected, clients, args):
     stop.set()
     if abuser is not None:
         abuser.join(60)
+    wrong = sum(r[2] for r in results)
+    if args.mixed:
+        print("  server RSS (s, MiB): " + ", ".join(f"{t:.0f} {m:.0f}" for t, m in memory if m))
+        wrong += check_alone(server, answers, args.check, args.timeout)
+        print(f"  {min(args.check, len(answers))} of {len(answers)} distinct answers compared "
+              "with the request alone")  # fmt: skip
     latencies = sorted(x for r in results for x in r[0])
 
     def quantile(q):
@@ -312,7 +402,7 @@ def run_load(server, sentences, expected, clients, args):
         "p99": quantile(0.99),
         "max": 1000 * latencies[-1] if latencies else None,
         "errors": sum(r[1] for r in results),
-        "wrong": sum(r[2] for r in results),
+        "wrong": wrong,
         "rss": server.peak_rss_mib(),
         "abuse": f"{counts['ok']}/{counts['ok'] + counts['bad']}" if args.abuse else "-",
         "bad_cases": sorted(counts.get("bad_cases", ())),
@@ -366,7 +456,7 @@ def main(argv=None):
     args = parse_args(argv)
     sentences = load_sentences(args)
     extra = shlex.split(args.server_args)
-    rows, expected = serve_and_load(args, sentences, extra)
+    rows, expected = serve_and_load(args, sentences, extra, {} if args.mixed else None)
     if args.versus_one_at_a_time:
         alone, _ = serve_and_load(args, sentences, [*extra, "--max-batch-size", "1"], expected)
         for batched, single in zip(rows, alone, strict=True):

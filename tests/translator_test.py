@@ -334,6 +334,25 @@ def test_the_translator_keeps_its_most_recently_used_traced_functions(data_dir):
     assert len(small.traced) == 2
 
 
+@pytest.mark.parametrize("preset", ["bahdanau_rnnsearch", "luong_local_p_general"])
+def test_a_dropped_traced_search_frees_its_graph(data_dir, preset):
+    """The graph of a traced search lives only as long as the function: nothing global
+    (such as a gradient function registered per trace) keeps it once the cache drops it."""
+    import gc
+
+    def graphs():  # TensorFlow's FuncGraphs of the Translator's traced functions
+        gc.collect()
+        objects = gc.get_objects()
+        return sum(type(o).__name__ == "FuncGraph" and o.name == "traced" for o in objects)
+
+    small = toy_translator(preset, beam_size=2)
+    small.traced.limit = 1
+    before = graphs()
+    for beam_size in (1, 2, 3):
+        small.translate(MIXED[:1], beam_size=beam_size)
+    assert graphs() - before == 1
+
+
 def test_score_is_the_teacher_forced_log_probability(translator):
     """Translator.score against NumPy's log-softmax of the model's logits under teacher
     forcing, and against the training loss (zoo.training.losses), pair by pair."""
@@ -457,10 +476,26 @@ def test_the_default_traced_search_stays_as_it_is(data_dir):
     assert len(small.traced) == 2 and small.traced.keys()[0] == (2, False)
     controlled = small.traced.get(small.traced.keys()[1], None)
     names = [spec.name for spec in controlled.input_signature]
-    assert names == ["sentences", "prefix", "constraints"]
+    assert names == [
+        "sentences", "prefix", "constraints", "min_length", "ban_unknown", "no_repeat_ngram_size",
+    ]  # fmt: skip
     assert controlled.experimental_get_tracing_count() == 1
     assert small.translate(CONTROL_SENTENCES) == small.translate(CONTROL_SENTENCES, min_length=0)
     assert plain.experimental_get_tracing_count() == 1
+
+
+def test_new_control_values_reuse_one_traced_search(data_dir):
+    """Every value of the decoding controls runs the one graph that takes them as inputs,
+    each answer the one a translator that never saw other values gives."""
+    small = toy_translator("bahdanau_rnnsearch", beam_size=2)
+    values = [dict(min_length=m, ban_unknown=m % 2 == 0, no_repeat_ngram_size=m) for m in (1, 2, 7)]
+    answers = [small.translate(CONTROL_SENTENCES, **controls) for controls in values]
+    assert len(small.traced) == 1
+    (function,) = (small.traced.get(key, None) for key in small.traced.keys())
+    assert function.experimental_get_tracing_count() == 1
+    for controls, answer in zip(values, answers, strict=True):
+        fresh = toy_translator("bahdanau_rnnsearch", beam_size=2)
+        assert fresh.translate(CONTROL_SENTENCES, **controls) == answer
 
 
 @pytest.mark.parametrize(

@@ -334,6 +334,53 @@ def test_controls_in_tf_function_and_xla_match_eager(beam_size):
     np.testing.assert_array_equal(function.ids, plain.ids)
 
 
+@pytest.mark.parametrize("beam_size", [1, 3])
+def test_controls_as_tensor_inputs_are_one_graph_for_every_value(beam_size):
+    """min_length, ban_unknown and no_repeat_ngram_size as a traced function's inputs: one
+    trace serves every value, each giving the search of the Python values (0 and False
+    included: off)."""
+    model = repeating_toy()
+    options = dict(beam_size=beam_size, max_length_offset=5)
+
+    @tf.function(
+        input_signature=[
+            tf.TensorSpec((None, None), tf.int32),
+            tf.TensorSpec([], tf.int32),
+            tf.TensorSpec([], tf.bool),
+            tf.TensorSpec([], tf.int32),
+        ]
+    )
+    def traced(source_ids, min_length, ban_unknown, ngram):
+        return search(
+            model, source_ids, **options, min_length=min_length, ban_unknown=ban_unknown,
+            no_repeat_ngram_size=ngram,
+        )  # fmt: skip
+
+    values = [(0, False, 0), (3, False, 0), (0, True, 0), (0, False, 1), (2, True, 2),
+              (0, False, 2**31 - 1)]  # fmt: skip
+    outputs = set()
+    for min_length, ban_unknown, ngram in values:
+        got = traced(tf.constant(SOURCES), min_length, ban_unknown, ngram)
+        expected = search(
+            model, SOURCES, **options, min_length=min_length, ban_unknown=ban_unknown,
+            no_repeat_ngram_size=ngram,
+        )  # fmt: skip
+        np.testing.assert_array_equal(got.ids, expected.ids)
+        np.testing.assert_allclose(got.scores, expected.scores, rtol=1e-5, atol=1e-6)
+        outputs.add(np.asarray(got.ids).tobytes())
+    assert traced.experimental_get_tracing_count() == 1
+    assert len(outputs) > 2  # the values change the outputs
+
+
+def test_tensor_controls_are_refused_where_they_cannot_be():
+    from zoo.search import SearchSettings
+
+    with pytest.raises(ValueError, match="min_length as a tensor must be a int32 scalar"):
+        SearchSettings(min_length=tf.constant([1, 2]))
+    with pytest.raises(ValueError, match="jit_compile=True"):
+        SearchSettings(no_repeat_ngram_size=tf.constant(2), jit_compile=True)
+
+
 def test_coverage_penalty_and_scores_with_a_prefix():
     from zoo.search.penalties import COVERAGE_FLOOR
 

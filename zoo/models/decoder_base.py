@@ -46,9 +46,11 @@ class DecoderBase(keras.layers.Layer):
     def initial_state(self, cache):
         raise NotImplementedError
 
-    def loop_params(self):
+    def loop_params(self, pretransposed=True):
         """Weight tensors every step reads (kernel row blocks, casts): a dict computed once
-        per loop, outside it, so that slices and their gradients are not made per step."""
+        per loop, outside it, so that slices and their gradients are not made per step.
+        `pretransposed`: also the kernels' transposes for the backward pass
+        (`zoo.models.recurrence.gru_params`); False where no gradient is taken."""
         return {}
 
     def _step_inputs(self, ids, params, training=None):
@@ -125,7 +127,7 @@ class DecoderBase(keras.layers.Layer):
         Returns logits (B, Tt, V) and attention weights (B, Tt, Ts) (None unless
         return_weights).
         """
-        params = self.loop_params()
+        params = self.loop_params(pretransposed=bool(training))
         target_ids = ops.cast(target_ids, "int32")
         inputs = self._step_inputs(target_ids, params, training)  # (B, Tt, ..)
         time_major = tree.map_structure(lambda x: ops.swapaxes(x, 0, 1), inputs)

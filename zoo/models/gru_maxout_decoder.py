@@ -120,11 +120,13 @@ class GRUMaxoutDecoder(DecoderBase):
     def initial_state(self, cache):
         return (ops.cast(cache["s_0"], self.compute_dtype),)
 
-    def loop_params(self):
-        """The GRU's weights split for [E y; c]: kernels [K_E, K_c] (K = [K_E; K_c])."""
+    def loop_params(self, pretransposed=True):
+        """The GRU's weights split for [E y; c]: kernels [K_E, K_c] (K = [K_E; K_c]).
+        `pretransposed`: as for `zoo.models.recurrence.gru_params` (False where no gradient
+        is taken)."""
         context_dim = self.cell.kernel.shape[0] - self.embedding_dim
         sizes = [self.embedding_dim, context_dim]
-        return {"gru": gru_params(self.cell, sizes, self.compute_dtype)}
+        return {"gru": gru_params(self.cell, sizes, self.compute_dtype, pretransposed)}
 
     def _embedded(self, ids, training):
         """drop(E y) (B, [Tt,] m)."""

@@ -212,14 +212,15 @@ class LuongDecoder(DecoderBase):
         """h~ = tanh(W_c [c; h]) (eq. 5)."""
         return self.W_c(ops.concatenate([ops.cast(context, self.compute_dtype), h_top], axis=-1))
 
-    def loop_params(self):
+    def loop_params(self, pretransposed=True):
         """Each LSTM layer's weights; the first layer's kernel split as [K_E; K_h~] with
-        input feeding (its input is [E y; h~])."""
+        input feeding (its input is [E y; h~]). `pretransposed`: as for
+        `zoo.models.recurrence.lstm_params` (False where no gradient is taken)."""
         dtype = self.compute_dtype
         first = [self.embedding_dim] + ([self.units] if self.input_feeding else [])
-        params = {"lstm_1": lstm_params(self.lstms[0].cell, first, dtype)}
+        params = {"lstm_1": lstm_params(self.lstms[0].cell, first, dtype, pretransposed)}
         for i, lstm in enumerate(self.lstms[1:], start=2):
-            params[f"lstm_{i}"] = lstm_params(lstm.cell, [self.units], dtype)
+            params[f"lstm_{i}"] = lstm_params(lstm.cell, [self.units], dtype, pretransposed)
         return params
 
     def _step_inputs(self, ids, params, training=None):
@@ -301,7 +302,7 @@ class LuongDecoder(DecoderBase):
                 x, _, _ = lstm(x, initial_state=initial, training=training)  # (B, Tt, units)
             return self._attentional_readout(x, cache, training)
         # The layers run time-major (no transposes between them); attention batch-major.
-        params = self.loop_params()
+        params = self.loop_params(pretransposed=bool(training))
         ids = ops.transpose(ops.cast(target_ids, "int32"))  # (Tt, B)
         (projection,) = self._step_inputs(ids, params, training)  # (Tt, B, 4 units)
         x = None

@@ -121,12 +121,13 @@ def matmul_pretransposed(x, kernel, kernel_t):
     `kernel_t` once, outside it, and its backward then runs no transposed product per step.
     `kernel_t` itself gets no gradient (the kernel's comes through `kernel`).
 
-    With `PRETRANSPOSED_MATMUL = False` it is `ops.matmul(x, kernel)`.
+    With `kernel_t=None` (loop parameters made with `pretransposed=False`, where no
+    gradient is asked for) or `PRETRANSPOSED_MATMUL = False` it is `ops.matmul(x, kernel)`.
 
     Example:
         y = matmul_pretransposed(h, params["recurrent"], params["recurrent_t"])  # (B, N)
     """
-    if not PRETRANSPOSED_MATMUL:
+    if kernel_t is None or not PRETRANSPOSED_MATMUL:
         return ops.matmul(x, kernel)
     return _matmul_with_transpose(x, kernel, kernel_t)
 
@@ -143,8 +144,8 @@ def _matmul_with_transpose(x, kernel, kernel_t):
     return y, grad
 
 
-def _with_transpose(kernel):
-    return kernel, ops.transpose(kernel)
+def _with_transpose(kernel, pretransposed=True):
+    return kernel, ops.transpose(kernel) if pretransposed else None
 
 
 def _row_blocks(kernel, input_sizes):
@@ -158,7 +159,7 @@ def _row_blocks(kernel, input_sizes):
     return ops.split(kernel, cuts, axis=0)
 
 
-def gru_params(cell, input_sizes, dtype):
+def gru_params(cell, input_sizes, dtype, pretransposed=True):
     """A GRUCell's weights sliced and cast once per loop for `gru_update`.
 
     Args:
@@ -166,17 +167,22 @@ def gru_params(cell, input_sizes, dtype):
         input_sizes: the sizes of the parts of the cell's input, e.g. [m, Dm] for [E y; c]:
             `kernels[k]` multiplies part k, so x @ K = sum_k x_k @ kernels[k].
         dtype: the compute dtype.
+        pretransposed: make the kernels' transposes for `matmul_pretransposed` (training);
+            False leaves them None and the loops multiply plainly. In TensorFlow's graphs
+            each `matmul_pretransposed` registers a gradient function that lives as long as
+            the process, holding its graph: a search, which takes no gradient, passes False.
     Returns:
         dict: kernels (list) and their transposes kernels_t (for `project(..., kernel_t=)`
         inside a loop), input_bias (or None), and the recurrent kernel split as gru_update
-        needs it, each with its transpose (`<name>_t`).
+        needs it, each with its transpose (`<name>_t`; the transposes None without
+        `pretransposed`).
     """
     kernel = ops.cast(cell.kernel, dtype)
     recurrent = ops.cast(cell.recurrent_kernel, dtype)
     kernels = _row_blocks(kernel, input_sizes)
     params = {
         "kernels": kernels,
-        "kernels_t": [ops.transpose(k) for k in kernels],
+        "kernels_t": [ops.transpose(k) if pretransposed else None for k in kernels],
         "input_bias": None,
     }
     if cell.use_bias:
@@ -185,13 +191,15 @@ def gru_params(cell, input_sizes, dtype):
         if cell.reset_after:
             params["recurrent_bias"] = bias[1]
     if cell.reset_after:
-        params["recurrent"], params["recurrent_t"] = _with_transpose(recurrent)
+        params["recurrent"], params["recurrent_t"] = _with_transpose(recurrent, pretransposed)
     else:
         units = cell.units
         params["recurrent_zr"], params["recurrent_zr_t"] = _with_transpose(
-            recurrent[:, : 2 * units]
+            recurrent[:, : 2 * units], pretransposed
         )
-        params["recurrent_h"], params["recurrent_h_t"] = _with_transpose(recurrent[:, 2 * units :])
+        params["recurrent_h"], params["recurrent_h_t"] = _with_transpose(
+            recurrent[:, 2 * units :], pretransposed
+        )
     return params
 
 
@@ -225,15 +233,15 @@ def gru_update(cell, params, x_projection, h):
     return z * h + (1 - z) * candidate
 
 
-def lstm_params(cell, input_sizes, dtype):
+def lstm_params(cell, input_sizes, dtype, pretransposed=True):
     """A LSTMCell's weights sliced and cast once per loop for `lstm_update` (see
-    `gru_params`): kernels (one row block per input part) and kernels_t, input_bias (or
-    None), recurrent and recurrent_t."""
+    `gru_params`, and its `pretransposed`): kernels (one row block per input part) and
+    kernels_t, input_bias (or None), recurrent and recurrent_t."""
     kernels = _row_blocks(ops.cast(cell.kernel, dtype), input_sizes)
-    recurrent, recurrent_t = _with_transpose(ops.cast(cell.recurrent_kernel, dtype))
+    recurrent, recurrent_t = _with_transpose(ops.cast(cell.recurrent_kernel, dtype), pretransposed)
     return {
         "kernels": kernels,
-        "kernels_t": [ops.transpose(k) for k in kernels],
+        "kernels_t": [ops.transpose(k) if pretransposed else None for k in kernels],
         "input_bias": ops.cast(cell.bias, dtype) if cell.use_bias else None,
         "recurrent": recurrent,
         "recurrent_t": recurrent_t,
@@ -364,13 +372,14 @@ def run_rnn(layer, x, mask=None, initial_state=None, training=None, time_major=F
         if isinstance(cell, keras.layers.LSTMCell):
             initial_state = initial_state * 2
     initial_state = [ops.cast(state, dtype) for state in initial_state]
+    pretransposed = bool(training)  # gradients are taken in training only
     if isinstance(cell, keras.layers.LSTMCell):
-        params = lstm_params(cell, [x.shape[-1]], dtype)
+        params = lstm_params(cell, [x.shape[-1]], dtype, pretransposed)
         projection = project(x, params["kernels"][0], params["input_bias"])
         return lstm_sequence(
             cell, params, projection, *initial_state, mask=mask, time_major=time_major
         )
-    params = gru_params(cell, [x.shape[-1]], dtype)
+    params = gru_params(cell, [x.shape[-1]], dtype, pretransposed)
     projection = project(x, params["kernels"][0], params["input_bias"])
     return gru_sequence(
         cell, params, projection, initial_state[0], mask=mask, time_major=time_major

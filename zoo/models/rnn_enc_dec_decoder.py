@@ -88,7 +88,7 @@ class RNNEncDecDecoder(GRUMaxoutDecoder):
         """cache: memory, mask (B, Ts), context c = tanh(V h_Tx), s_0 = tanh(V' c), and
         c_projection = c @ K_c + b (B, 3 units), c's constant share of the GRU input."""
         context = self.V(encoder_states[0])  # (B, context_units)
-        gru = self.loop_params()["gru"]
+        gru = self.loop_params(pretransposed=False)["gru"]
         return {
             "memory": memory,
             "mask": ops.cast(source_mask, "bool"),

@@ -17,13 +17,15 @@ An allowed token keeps its log-probability under the model (the normaliser runs 
 whole vocabulary), so the scores are still those `SearchResult` documents.
 
 With every control off, `StepControls.active` is False and the search runs exactly the
-graph it runs without this module (the conditionals are Python's, on the settings).
+graph it runs without this module (the conditionals are Python's, on the settings). A
+control given as a scalar tensor (a traced search's input) is always in the graph, and its
+value decides at run time: one graph for every value.
 """
 
 import numpy as np
 from keras import ops
 
-from zoo.constants import END_ID, PAD_ID, START_ID, UNK_ID
+from zoo.constants import END_ID, INT32_MAX, PAD_ID, START_ID, UNK_ID
 from zoo.search.top_k import BANNED, NEG_INF, top_k_allowed
 
 
@@ -155,6 +157,12 @@ def repeated_ngram_tokens(history, t, n, vocab_size):
     return ops.greater(counts, 0.0)
 
 
+def _on(value):
+    """Whether a control takes part in the step: a tensor (its value known only when the
+    graph runs) or a true Python value."""
+    return ops.is_tensor(value) or bool(value)
+
+
 class StepControls:
     """The decoding controls of one search call, applied to each step's logits.
 
@@ -175,13 +183,15 @@ class StepControls:
 
     @property
     def active(self):
-        """Python bool: whether any control is on (else the plain step runs)."""
-        return bool(self.min_length or self.ban_unknown or self.ngram or self.prefix is not None)
+        """Python bool: whether any control is on or a tensor (else the plain step runs)."""
+        controls = (self.min_length, self.ban_unknown, self.ngram)
+        return any(_on(value) for value in controls) or self.prefix is not None
 
     @property
     def needs_history(self):
-        """Python bool: whether the rows' own token histories are needed (n-gram blocking)."""
-        return self.ngram > 0
+        """Python bool: whether the rows' own token histories are needed (n-gram blocking
+        on, or its size a tensor)."""
+        return _on(self.ngram)
 
     def blocked(self, t, vocab_size, history=None, rows=None):
         """(R, V) bool: the tokens the controls forbid at step t (True = -inf).
@@ -196,13 +206,17 @@ class StepControls:
         count = ops.shape(of_rows(self.row_max_lengths))[0]
         never = np.isin(np.arange(vocab_size), BANNED)[None, :]  # PAD and START
         blocked = ops.logical_or(ops.zeros((count, vocab_size), dtype="bool"), never)
-        if self.ban_unknown:
-            blocked = ops.logical_or(blocked, ops.equal(ids, UNK_ID))
-        if self.ngram:
+        if _on(self.ban_unknown):
             blocked = ops.logical_or(
-                blocked, repeated_ngram_tokens(of_rows(history), t, self.ngram, vocab_size)
+                blocked, ops.logical_and(ops.equal(ids, UNK_ID), self.ban_unknown)
             )
-        if self.min_length:
+        if _on(self.ngram):
+            # A size of 0 (off, given as a tensor) compares as one longer than any output.
+            n = ops.where(ops.greater(self.ngram, 0), self.ngram, INT32_MAX)
+            blocked = ops.logical_or(
+                blocked, repeated_ngram_tokens(of_rows(history), t, n, vocab_size)
+            )
+        if _on(self.min_length):
             # END before min_length tokens, unless at the limit or nothing else is left.
             is_end = ops.equal(ids, END_ID)
             others_left = ops.any(ops.logical_not(ops.logical_or(blocked, is_end)), axis=1)

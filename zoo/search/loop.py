@@ -58,6 +58,17 @@ def max_length(source_len, ratio, offset):
     return ops.maximum(ops.cast(ops.ceil(product), "int32") + int(offset), 1)
 
 
+def loop_params(decoder):
+    """The decoder's `loop_params` for a search (None where it has none): without the
+    kernels' transposes where it takes `pretransposed`, since a search takes no gradient
+    (`zoo.models.recurrence.gru_params`)."""
+    if not hasattr(decoder, "loop_params"):
+        return None
+    if "pretransposed" in inspect.signature(decoder.loop_params).parameters:
+        return decoder.loop_params(pretransposed=False)
+    return decoder.loop_params()
+
+
 class SearchLoop:
     """One search call: the encoded source, the loop's variables and the decoder step.
 
@@ -129,7 +140,7 @@ class SearchLoop:
         self.beam_offsets = ops.arange(self.batch, dtype="int32") * self.k  # (B,)
         # Kernel slices and casts every step reads, made once outside the loop (a decoder
         # without `loop_params` only needs prepare/initial_state/step).
-        self.params = self.decoder.loop_params() if hasattr(self.decoder, "loop_params") else None
+        self.params = loop_params(self.decoder)
         self.skip_ended = skip_ended and "rows" in inspect.signature(self.decoder.step).parameters
         self.per_beam = None  # tokens kept per row, set at the first step (needs V)
 

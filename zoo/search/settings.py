@@ -46,6 +46,24 @@ def _check_at_most(name, value, limit):
     return value
 
 
+def _check_count(name, value):
+    """`value` as an int in [0, 2**31 - 1]; else a ValueError."""
+    return _check_int32(name, check_int(None, name, value, minimum=0))
+
+
+def _check_control(check, name, value, dtype):
+    """A decoding control: a Python value checked by `check(name, value)`, or a scalar
+    tensor of `dtype` (a traced search's input, checked before it was made) as it is."""
+    if not ops.is_tensor(value):
+        return check(name, value)
+    if tuple(value.shape) != () or ops.dtype(value) != dtype:
+        raise ValueError(
+            f"{name} as a tensor must be a {dtype} scalar; received shape "
+            f"{tuple(value.shape)} and dtype {ops.dtype(value)}."
+        )
+    return value
+
+
 def _check_bool(name, value):
     """`value` as a bool when it is one (NumPy's included); else a ValueError."""
     if not isinstance(value, bool | np.bool_):
@@ -87,6 +105,10 @@ class SearchSettings:
             `--no-repeat-ngram-size`); 1 forbids any token twice. 0 (the default) is off.
             The graph is the same for every n, and an n longer than the output so far
             compares nothing, so any int32 value is answered at once.
+        min_length, ban_unknown and no_repeat_ngram_size may also be scalar tensors (int32,
+        bool, int32) inside a traced function, its inputs: one graph then serves every
+        value (the `Translator`'s searches with controls take them so). Such settings are
+        not hashable and run uncompiled (`jit_compile=False`).
         With every control off the search runs exactly the graph it runs without them;
         a control that leaves a hypothesis no token but END (a tiny vocabulary) lets it
         end, before `min_length` too (`zoo.search.controls`).
@@ -145,15 +167,18 @@ class SearchSettings:
             "coverage_penalty": check_non_negative_float(
                 None, "coverage_penalty", self.coverage_penalty
             ),
-            "min_length": _check_int32(
-                "min_length", check_int(None, "min_length", self.min_length, minimum=0)
-            ),
-            "ban_unknown": _check_bool("ban_unknown", self.ban_unknown),
-            "no_repeat_ngram_size": _check_int32(
-                "no_repeat_ngram_size",
-                check_int(None, "no_repeat_ngram_size", self.no_repeat_ngram_size, minimum=0),
+            "min_length": _check_control(_check_count, "min_length", self.min_length, "int32"),
+            "ban_unknown": _check_control(_check_bool, "ban_unknown", self.ban_unknown, "bool"),
+            "no_repeat_ngram_size": _check_control(
+                _check_count, "no_repeat_ngram_size", self.no_repeat_ngram_size, "int32"
             ),
         }
+        tensors = [name for name in defaults.CONTROL_DEFAULTS if ops.is_tensor(checked[name])]
+        if tensors and checked["jit_compile"]:
+            raise ValueError(
+                f"jit_compile=True compiles a search per settings, and {tensors[0]} is a "
+                "tensor: give the controls as Python values, or jit_compile=False."
+            )
         for name, value in checked.items():
             object.__setattr__(self, name, value)
 

@@ -39,6 +39,24 @@ def check_controls(min_length=MIN_LENGTH, ban_unknown=BAN_UNKNOWN,
     return {name: getattr(settings, name) for name in CONTROL_DEFAULTS}
 
 
+# The decoding controls as a traced search's inputs after its extras (TensorFlow): one
+# graph serves every value of them.
+CONTROL_INPUTS = {
+    "min_length": tf.TensorSpec([], tf.int32, name="min_length"),
+    "ban_unknown": tf.TensorSpec([], tf.bool, name="ban_unknown"),
+    "no_repeat_ngram_size": tf.TensorSpec([], tf.int32, name="no_repeat_ngram_size"),
+}
+
+
+def control_values(controls):
+    """The checked `controls` (`check_controls`) as the traced search's control inputs, in
+    `CONTROL_INPUTS`' order: NumPy scalars of their dtypes."""
+    return [
+        np.asarray(controls[name], spec.dtype.as_numpy_dtype)
+        for name, spec in CONTROL_INPUTS.items()
+    ]
+
+
 def variant_key(controls, extras):
     """What a traced search's key holds beyond its beam size: nothing for the default graph
     (every control off, no prefix, no constraints), else the controls and the extra inputs'

@@ -12,6 +12,7 @@ from zoo.search.defaults import (
     BAN_UNKNOWN,
     BATCH_SIZE,
     BEAM_SIZE,
+    CONTROL_DEFAULTS,
     COVERAGE_PENALTY,
     LENGTH_PENALTY,
     MAX_LENGTH_OFFSET,
@@ -208,12 +209,27 @@ class Translator(OutputFolder, Sampling, Scoring):
         if not on_tensorflow():
             key = (*key, *graph.variant_key(controls, extras))
             return self.traced.get(key, lambda: stages(controls, extras))
+        if controls == CONTROL_DEFAULTS:  # the graph without controls
+            names, values = (), []
+        else:  # the controls as inputs: one graph for every value of them
+            names, values = tuple(graph.CONTROL_INPUTS), graph.control_values(controls)
 
         def traced(sentences, *tensors):
-            return body(sentences, controls=controls, **dict(zip(extras, tensors, strict=True)))
+            inputs = dict(zip((*extras, *names), tensors, strict=True))
+            given = {name: inputs.pop(name) for name in names}
+            return body(sentences, controls=given or None, **inputs)
 
-        signature = (SENTENCES, *(graph.EXTRA_INPUTS[name] for name in extras))
-        return self._function((*key, *graph.variant_key(controls, extras)), traced, signature)
+        signature = (
+            SENTENCES,
+            *(graph.EXTRA_INPUTS[name] for name in extras),
+            *(graph.CONTROL_INPUTS[name] for name in names),
+        )
+        if names or extras:  # a variant: whether it takes the controls, and its extras
+            key = (*key, bool(names), extras)
+        function = self._function(key, traced, signature)
+        if not values:
+            return function
+        return lambda sentences, *tensors: function(sentences, *tensors, *values)
 
     def translate_function(self, beam_size=None, attention=True, controls=None, extras=()):
         """The `tf.function` `sentences (None,) tf.string -> dict` for `beam_size` (and with or

@@ -12,7 +12,7 @@ recipe's own.
 import argparse
 import sys
 
-from zoo.models import build, family, presets
+from zoo.models import build, presets
 from zoo.workflow.defaults import hyperparameters, preset_switches, recipe_preset
 from zoo.workflow.model_flags import add_mode_argument
 from zoo.workflow.run import main
@@ -66,7 +66,6 @@ def train_preset(argv):
     return main(
         build_model,
         recipe=recipe,
-        family=family(preset),
         description=DESCRIPTION,
         switches=preset_switches(preset),
         add_arguments=add_mode_argument if local_recipe else None,
