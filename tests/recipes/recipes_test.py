@@ -70,7 +70,16 @@ def test_every_recipe_is_tested():
     assert sorted(workflows) == sorted(NAMES)
 
 
-@pytest.mark.parametrize("name", NAMES)
+# Every run: the main job, both Bahdanau recipes and the exported Luong ones; the other
+# Luong recipes differ from these only in their preset's attention, which
+# tests/workflow/preset_run_test.py builds for every recipe (the whole set runs as `slow`).
+EVERY_RUN = {"bahdanau_rnnencdec", "bahdanau_rnnsearch", "luong_global_concat",
+             "luong_local_dot", "luong_local_general"}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "name", [n if n in EVERY_RUN else pytest.param(n, marks=pytest.mark.slow) for n in NAMES]
+)
 def test_recipe_trains_evaluates_and_exports(name, data_dir, tmp_path, capsys):
     out = tmp_path / name
     exports = name in EXPORTED

@@ -91,7 +91,10 @@ def test_killed_run_resumes_to_the_same_weights(tmp_path):
     np.testing.assert_allclose(np.load(tmp_path / "x.npy"), reference, rtol=0, atol=1e-6)
 
 
-@pytest.mark.parametrize("signum,code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+@pytest.mark.parametrize(
+    "signum,code",
+    [pytest.param(signal.SIGINT, 130, marks=pytest.mark.slow), (signal.SIGTERM, 143)],
+)  # one handler takes both (zoo.training.interruption)
 def test_signal_checkpoints_the_current_step_and_resumes_exactly(tmp_path, signum, code):
     _, reference = train_toy(tmp_path / "ref")
     proc, rest = _signal_at_step(tmp_path, 9, signum)
@@ -399,7 +402,7 @@ def test_multiworker_workers_end_with_identical_weights(tmp_path):
     assert (tmp_path / "out" / "model.keras").exists()  # written by the chief only
 
 
-@pytest.mark.parametrize("damage", ["truncate", "remove"])
+@pytest.mark.parametrize("damage", ["truncate", pytest.param("remove", marks=pytest.mark.slow)])
 def test_damaged_newest_checkpoint_resumes_from_the_one_before(tmp_path, damage):
     # Fault injection: the run dies while its newest checkpoint is being written. SIGKILL
     # after a checkpoint at a seeded random step, then that checkpoint's variables are cut
