@@ -136,13 +136,9 @@ class Server:
     def peak_rss_mib(self):
         """The server's peak resident memory (VmHWM), or its current one where the system
         keeps no peak (psutil)."""
-        try:
-            with open(f"/proc/{self.process.pid}/status", encoding="ascii") as f:
-                for line in f:
-                    if line.startswith("VmHWM:"):
-                        return int(line.split()[1]) / 1024
-        except OSError:
-            pass
+        peak = memory_mib(self.process.pid, "VmHWM")
+        if peak is not None:
+            return peak
         try:
             import psutil
         except ImportError:
@@ -261,12 +257,13 @@ def check_alone(server, answers, count, timeout):
     return wrong
 
 
-def rss_mib(pid):
-    """The process' resident memory now (VmRSS), or None."""
+def memory_mib(pid, field="VmRSS"):
+    """A memory field of the process' /proc status in MiB (VmRSS: resident now, VmHWM: its
+    peak), or None where the system has none."""
     try:
         with open(f"/proc/{pid}/status", encoding="ascii") as f:
             for line in f:
-                if line.startswith("VmRSS:"):
+                if line.startswith(f"{field}:"):
                     return int(line.split()[1]) / 1024
     except OSError:
         return None
@@ -277,7 +274,7 @@ def watch_memory(server, stop, readings, every=10.0):
     """(seconds since start, RSS MiB) of the server every `every` seconds until `stop`."""
     start = time.perf_counter()
     while not stop.wait(every):
-        readings.append((time.perf_counter() - start, rss_mib(server.process.pid)))
+        readings.append((time.perf_counter() - start, memory_mib(server.process.pid)))
 
 
 def _raw(server, data, wait=10.0):
