@@ -49,7 +49,7 @@ def _train(name, **overrides):
 @pytest.mark.slow
 def test_attention_learns_reversal_and_the_baseline_does_worse():
     rnnsearch = _train("bahdanau_rnnsearch", units=64, encoder_units=64, attention_units=64)
-    luong = _train("luong_global_general", units=64, dropout=0.0, input_feeding=False)
+    luong = _train("luong_global_general", units=64, dropout=0.0)
     rnnencdec = _train("bahdanau_rnnencdec", units=64, encoder_units=64)
     luong_base = _train("luong_base", units=64, dropout=0.0)
     assert rnnsearch >= 0.95, rnnsearch

@@ -1,9 +1,11 @@
 """`TracedFunctions`: the `Translator`'s traced graphs (one per beam size, n-best list and
 way of sampling), at most `MAX_TRACED` of them, the least recently used dropped first.
 
-Each traced search holds a graph of its own (tens of MB for a real model): a server that
-is asked for many beam sizes keeps only the last few, and a dropped one is traced again
-when asked for.
+Each traced search holds a graph of its own (tens of MB for a real model, and seconds to
+trace): a server that is asked for many beam sizes keeps only the last few, and a dropped
+one is traced again when asked for. 16 hold the variants a mixed load asks for (beam
+sizes, with and without decoding controls, prefixes, constraints, sampling; bench/RESULTS.md,
+"Mixed options under load").
 """
 
 import collections
@@ -11,7 +13,7 @@ import threading
 
 from zoo.checks import check_int
 
-MAX_TRACED = 8
+MAX_TRACED = 16
 """The traced functions a `Translator` keeps (its `traced.limit`)."""
 
 
