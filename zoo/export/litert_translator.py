@@ -21,10 +21,9 @@ def usable_cores():
 
 def make_interpreter(path, num_threads=None):
     """A LiteRT interpreter of `path` running on `num_threads` threads (None: every core
-    this process may use; the interpreter's own default is one thread, which on a 2-core
-    CPU translates a batch of 32 at 0.6x the speed of two): `ai_edge_litert`'s where
-    installed (the `litert` extra), else TensorFlow's `tf.lite.Interpreter` (the same
-    runtime)."""
+    this process may use, where the interpreter's own default is one thread; bench/RESULTS.md,
+    "The int8 engine against the Keras server"): `ai_edge_litert`'s where installed (the
+    `litert` extra), else TensorFlow's `tf.lite.Interpreter` (the same runtime)."""
     if num_threads is None:
         num_threads = usable_cores()
     try:
