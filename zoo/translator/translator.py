@@ -199,11 +199,14 @@ class Translator(OutputFolder, Sampling, Scoring):
         return self.traced.get(key, lambda: _trace(body, signature))
 
     def _search_function(self, key, body, controls=None, extras=(), stages=None):
-        """The cached `tf.function` of `body(sentences, controls=..., **inputs)`: its key is
-        `key` plus the controls (a dict, None: off) and the names of the `extras` it takes
-        ("prefix", "constraints"), its inputs the sentences and those. On JAX and PyTorch,
-        the cached `stages(controls, extras)` instead (`zoo.translator.staged`), a callable
-        of the same inputs and outputs."""
+        """A callable `(sentences, *extras) -> dict` of `body(sentences, controls=...,
+        **inputs)`, `extras` the inputs it takes ("prefix", "constraints"). On TensorFlow,
+        the cached `tf.function` of `key` (plus, for a variant, whether controls are on and
+        the extras' names): with any control on, the three controls are its last inputs
+        (`graph.CONTROL_INPUTS`), filled in from `controls` (a dict, None: off), so that
+        every value of them runs one graph. On JAX and PyTorch, the cached
+        `stages(controls, extras)` (`zoo.translator.staged`), keyed by the controls'
+        values."""
         controls = graph.check_controls(**(controls or {}))
         extras = tuple(name for name in graph.EXTRA_INPUTS if name in extras)
         if not on_tensorflow():
@@ -215,8 +218,8 @@ class Translator(OutputFolder, Sampling, Scoring):
             names, values = tuple(graph.CONTROL_INPUTS), graph.control_values(controls)
 
         def traced(sentences, *tensors):
-            inputs = dict(zip((*extras, *names), tensors, strict=True))
-            given = {name: inputs.pop(name) for name in names}
+            inputs = dict(zip(extras, tensors[: len(extras)], strict=True))
+            given = dict(zip(names, tensors[len(extras) :], strict=True))
             return body(sentences, controls=given or None, **inputs)
 
         signature = (
