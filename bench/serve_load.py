@@ -31,6 +31,7 @@ import concurrent.futures
 import http.client
 import json
 import os
+import random
 import re
 import shlex
 import socket
@@ -212,8 +213,6 @@ def client(server, sentences, expected, offset, count, until, timeout, answers=N
     the `until` time of `time.perf_counter()`): (latencies, errors, wrong answers). With
     `answers` (a dict), each request has `mixed_options` and its answer is kept there by
     the request's JSON, to be compared afterwards (`check_alone`)."""
-    import random
-
     latencies, errors, wrong = [], 0, 0
     rng = random.Random(offset)
     connection = http.client.HTTPConnection(server.host, server.port, timeout=timeout)
