@@ -39,7 +39,6 @@ from zoo.checks import check_int
 from zoo.constants import SOURCE_TOKENIZER_DIR, TARGET_TOKENIZER_DIR
 from zoo.json_files import write_json
 from zoo.search.compile import padded_search
-from zoo.search.settings import SearchSettings
 
 QUANTIZATIONS = ("none", "float16", "int8")
 SEARCHES = ("greedy", "beam")
@@ -206,12 +205,11 @@ def export_litert(
             raise ValueError(
                 f"search='beam' needs beam_size >= 2 (1 is search='greedy'); received {beam_size}."
             )
-    search_settings = translator.search_settings()
     signatures = signature_table(beam_size, batch_sizes, greedy)
     functions = {
         key: search_graph(
             translator.model,
-            SearchSettings(beam_size=k, return_attention=False, **search_settings),
+            translator.settings.replace(beam_size=k, return_attention=False),
             b,
         )
         for key, (k, b) in signatures.items()
@@ -229,7 +227,7 @@ def export_litert(
         beam_size=beam_size,
         batch_size=max(batch_sizes),
         quantize=quantize,
-        **search_settings,
+        **translator.search_settings(),
         signatures={key: {"beam_size": k, "batch_size": b} for key, (k, b) in signatures.items()},
         inputs=["source_ids"],
         outputs=list(OUTPUT_NAMES),

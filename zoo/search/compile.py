@@ -25,12 +25,11 @@ import keras
 from keras import ops
 
 from zoo.backend import backend_name, on_tensorflow, on_torch
-from zoo.search import defaults
 from zoo.search.beam import BeamSearch
 from zoo.search.constraints import ConstrainedBeamSearch
 from zoo.search.greedy import GreedySearch
 from zoo.search.search_result import SearchResult
-from zoo.search.settings import SearchSettings, check_model
+from zoo.search.settings import check_model, settings_of
 
 # Compiled searches, per model and settings, so that repeated calls reuse them.
 _COMPILED = weakref.WeakKeyDictionary()
@@ -199,28 +198,13 @@ def _torch_search(model, settings):
     return run
 
 
-def search_function(
-    model,
-    beam_size=defaults.BEAM_SIZE,
-    length_penalty=defaults.LENGTH_PENALTY,
-    max_length_ratio=defaults.MAX_LENGTH_RATIO,
-    max_length_offset=defaults.MAX_LENGTH_OFFSET,
-    return_attention=True,
-    jit_compile=False,
-    n_best=None,
-    coverage_penalty=defaults.COVERAGE_PENALTY,
-    min_length=defaults.MIN_LENGTH,
-    ban_unknown=defaults.BAN_UNKNOWN,
-    no_repeat_ngram_size=defaults.NO_REPEAT_NGRAM_SIZE,
-):
+def search_function(model, settings=None, **options):
     """A `tf.function` `source_ids (None, None) int32 -> SearchResult`, traced once.
 
     Args:
         model: a `zoo` translation model (docs/design.md).
-        beam_size, length_penalty, max_length_ratio, max_length_offset, return_attention,
-        jit_compile, n_best, coverage_penalty, min_length, ban_unknown,
-        no_repeat_ngram_size: as for `zoo.search.search` (the fields of
-            `SearchSettings`; defaults from `zoo.search.defaults`).
+        settings, options: as for `zoo.search.search`: a `SearchSettings` (None: the
+            library defaults), and fields of it by name that replace its own.
 
     TensorFlow only (a ValueError on another Keras backend). For the Translator and
     SavedModel export: the function has an input signature with
@@ -237,19 +221,7 @@ def search_function(
         )
     import tensorflow as tf
 
-    settings = SearchSettings(
-        beam_size,
-        length_penalty,
-        max_length_ratio,
-        max_length_offset,
-        return_attention,
-        jit_compile,
-        n_best,
-        coverage_penalty,
-        min_length,
-        ban_unknown,
-        no_repeat_ngram_size,
-    )
+    settings = settings_of(settings, options)
     check_model(model)
 
     def inner(source_ids):

@@ -16,26 +16,10 @@ from zoo.search import defaults
 from zoo.search.compile import compile_search, empty_result, trim
 from zoo.search.constraints import check_constraints
 from zoo.search.controls import check_prefix, target_vocab_size
-from zoo.search.settings import SearchSettings, check_model, check_source
+from zoo.search.settings import check_model, check_source, settings_of
 
 
-def search(
-    model,
-    source_ids,
-    beam_size=defaults.BEAM_SIZE,
-    length_penalty=defaults.LENGTH_PENALTY,
-    max_length_ratio=defaults.MAX_LENGTH_RATIO,
-    max_length_offset=defaults.MAX_LENGTH_OFFSET,
-    return_attention=True,
-    jit_compile=False,
-    n_best=None,
-    coverage_penalty=defaults.COVERAGE_PENALTY,
-    min_length=defaults.MIN_LENGTH,
-    ban_unknown=defaults.BAN_UNKNOWN,
-    no_repeat_ngram_size=defaults.NO_REPEAT_NGRAM_SIZE,
-    prefix=None,
-    constraints=None,
-):
+def search(model, source_ids, settings=None, *, prefix=None, constraints=None, **options):
     """Translates a batch of source sentences with greedy (`beam_size=1`) or beam search.
 
     Args:
@@ -43,11 +27,11 @@ def search(
             "decoder" following docs/design.md).
         source_ids: (B, Ts) int source ids, right-padded with PAD_ID; sentence b's length
             is its number of non-pad ids.
-        beam_size, length_penalty, max_length_ratio, max_length_offset, return_attention,
-        jit_compile, n_best, coverage_penalty, min_length, ban_unknown,
-        no_repeat_ngram_size: the fields of `SearchSettings`, which
-            describes them; their defaults are `zoo.search.defaults`', the settings the
-            recipes, the Translator and the command line use. With `jit_compile`
+        settings: a `SearchSettings`, which describes every option; None for the library
+            defaults (`zoo.search.defaults`, the settings the recipes, the Translator and
+            the command line use).
+        options: fields of `SearchSettings` by name (beam_size=4, n_best=2,
+            min_length=3, ...), replacing those of `settings`. With `jit_compile`
             (TensorFlow's XLA; JAX always compiles) the compiled search is cached per model
             and settings; it retraces per distinct source shape.
         prefix: None, or the target ids each output starts with, per sentence: a list of
@@ -78,19 +62,7 @@ def search(
         >>> result.ids  # doctest: +SKIP
         <tf.Tensor: shape=(1, 5), dtype=int32, numpy=array([[9, 4, 8, 2, 0]])>
     """
-    settings = SearchSettings(
-        beam_size,
-        length_penalty,
-        max_length_ratio,
-        max_length_offset,
-        return_attention,
-        jit_compile,
-        n_best,
-        coverage_penalty,
-        min_length,
-        ban_unknown,
-        no_repeat_ngram_size,
-    )
+    settings = settings_of(settings, options)
     check_model(model)
     source_ids = check_source(source_ids)
     if prefix is not None or constraints is not None:
@@ -105,14 +77,14 @@ def search(
     return trim(padded)
 
 
-def greedy_search(model, source_ids, **settings):
+def greedy_search(model, source_ids, settings=None, **options):
     """`search` with `beam_size=1`: the arg-max token at every step."""
-    if "beam_size" in settings:
+    if "beam_size" in options:
         raise ValueError("greedy_search has beam_size=1; use beam_search or search for others.")
-    return search(model, source_ids, beam_size=1, **settings)
+    return search(model, source_ids, settings, **options, beam_size=1)
 
 
-def beam_search(model, source_ids, beam_size=defaults.BEAM_SIZE, **settings):
+def beam_search(model, source_ids, beam_size=defaults.BEAM_SIZE, settings=None, **options):
     """`search` with a beam (by default `zoo.search.defaults.BEAM_SIZE` hypotheses per
     sentence)."""
-    return search(model, source_ids, beam_size=beam_size, **settings)
+    return search(model, source_ids, settings, **options, beam_size=beam_size)

@@ -1,7 +1,8 @@
 """keras-hub's sampler names (`keras_hub.samplers`) over `zoo.search.search` and
 `zoo.search.sample`: `GreedySampler`, `BeamSampler(num_beams)`, `RandomSampler(temperature)`,
 `TopKSampler(k)` and `TopPSampler(p)`; each is a callable
-`sampler(model, source_ids) -> SearchResult`, its defaults those of `zoo.search.defaults`.
+`sampler(model, source_ids) -> SearchResult`, its defaults those of `zoo.search.defaults`;
+the search samplers hold their `SearchSettings`, checked once when made.
 
 Example:
     >>> TopPSampler(p=0.9, seed=1)(model, source_ids).ids                   # doctest: +SKIP
@@ -10,6 +11,7 @@ Example:
 from zoo.search import defaults
 from zoo.search.decoding import search
 from zoo.search.sampling import check_sampling, sample
+from zoo.search.settings import SearchSettings
 
 
 class GreedySampler:
@@ -20,10 +22,15 @@ class GreedySampler:
         max_length_ratio=defaults.MAX_LENGTH_RATIO,
         max_length_offset=defaults.MAX_LENGTH_OFFSET,
     ):
-        self.options = dict(max_length_ratio=max_length_ratio, max_length_offset=max_length_offset)
+        self.settings = SearchSettings(
+            beam_size=1,
+            max_length_ratio=max_length_ratio,
+            max_length_offset=max_length_offset,
+            return_attention=False,
+        )
 
     def __call__(self, model, source_ids):
-        return search(model, source_ids, beam_size=1, return_attention=False, **self.options)
+        return search(model, source_ids, self.settings)
 
 
 class BeamSampler:
@@ -38,17 +45,17 @@ class BeamSampler:
         coverage_penalty=defaults.COVERAGE_PENALTY,
     ):
         self.num_beams = num_beams
-        self.options = dict(
+        self.settings = SearchSettings(
+            beam_size=num_beams,
             length_penalty=length_penalty,
             max_length_ratio=max_length_ratio,
             max_length_offset=max_length_offset,
             coverage_penalty=coverage_penalty,
+            return_attention=False,
         )
 
     def __call__(self, model, source_ids):
-        return search(
-            model, source_ids, beam_size=self.num_beams, return_attention=False, **self.options
-        )
+        return search(model, source_ids, self.settings)
 
 
 class RandomSampler:

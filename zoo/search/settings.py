@@ -1,10 +1,11 @@
 """What a search is given, checked once: its settings (`SearchSettings`), the source ids
 (`check_source`) and the model (`check_model`).
 
-`search` and `search_function` take the same settings, in the order of `SearchSettings`'
-fields and with their defaults from `zoo.search.defaults`; `SearchSettings` is their one
-description and their one set of checks. (The two parameter lists are written out, so that
-editors and `help` show them.)
+`SearchSettings` is the one description of a search's settings and their one set of checks:
+`search`, `search_function`, the samplers, the `Translator`, the command line and the server
+build one (`settings_of`: a `SearchSettings`, or the library defaults of
+`zoo.search.defaults`, with options given by field name) and pass it on. A new option is
+one field here and its check.
 """
 
 import dataclasses
@@ -181,6 +182,45 @@ class SearchSettings:
             )
         for name, value in checked.items():
             object.__setattr__(self, name, value)
+
+    def replace(self, **options):
+        """These settings with `options` (fields by name) changed, checked; a TypeError
+        naming the fields for a name that is not one."""
+        unknown = sorted(set(options) - set(FIELDS))
+        if unknown:
+            raise TypeError(
+                f"Unknown search option(s) {unknown}; the options are the fields of "
+                f"zoo.search.SearchSettings: {list(FIELDS)}."
+            )
+        return dataclasses.replace(self, **options) if options else self
+
+    @property
+    def controls(self):
+        """The decoding controls (min_length, ban_unknown, no_repeat_ngram_size) by name."""
+        return {name: getattr(self, name) for name in defaults.CONTROL_DEFAULTS}
+
+
+FIELDS = tuple(field.name for field in dataclasses.fields(SearchSettings))
+"""The names of the search options, in order."""
+
+
+def settings_of(settings=None, options=None):
+    """The `SearchSettings` of a call: `settings` (None: the library defaults,
+    `zoo.search.defaults`) with `options` (a dict of fields by name) changed.
+
+    Example:
+        >>> settings_of(None, {"beam_size": 2}).beam_size
+        2
+    """
+    if settings is None:
+        settings = SearchSettings()
+    elif not isinstance(settings, SearchSettings):
+        raise TypeError(
+            f"settings must be a zoo.search.SearchSettings or None; received "
+            f"{type(settings).__name__} {settings!r}. Give single options by name "
+            "(beam_size=4)."
+        )
+    return settings.replace(**(options or {}))
 
 
 def check_source(source_ids):

@@ -12,13 +12,7 @@ import tensorflow as tf
 
 from zoo.constants import END_ID, PAD_ID, START_ID
 from zoo.search import SearchSettings, sample, search
-from zoo.search.defaults import (
-    BAN_UNKNOWN,
-    CONTROL_DEFAULTS,
-    MIN_LENGTH,
-    NO_REPEAT_NGRAM_SIZE,
-    TEMPERATURE,
-)
+from zoo.search.defaults import CONTROL_DEFAULTS, TEMPERATURE
 from zoo.text.preprocessor import encode
 from zoo.translation import check_constraint_lists, check_prefixes, check_sentences
 from zoo.translator.targets import check_prefix_texts, phrase_ids
@@ -29,14 +23,16 @@ CONSTRAINTS = tf.TensorSpec([None, None, None], tf.int32, name="constraints")
 EXTRA_INPUTS = {"prefix": PREFIX, "constraints": CONSTRAINTS}
 
 
-def check_controls(min_length=MIN_LENGTH, ban_unknown=BAN_UNKNOWN,
-                   no_repeat_ngram_size=NO_REPEAT_NGRAM_SIZE):  # fmt: skip
-    """The decoding controls as `zoo.search.search`'s keywords, checked by
-    `zoo.search.SearchSettings` (a ValueError naming a bad one)."""
-    settings = SearchSettings(
-        min_length=min_length, ban_unknown=ban_unknown, no_repeat_ngram_size=no_repeat_ngram_size
-    )
-    return {name: getattr(settings, name) for name in CONTROL_DEFAULTS}
+def check_controls(controls):
+    """The decoding controls of a call (a dict of some of `CONTROL_DEFAULTS`' names), checked
+    by `zoo.search.SearchSettings` and completed with the defaults: a TypeError for a name
+    that is no control, a ValueError naming a bad value."""
+    unknown = sorted(set(controls) - set(CONTROL_DEFAULTS))
+    if unknown:
+        raise TypeError(
+            f"Unknown decoding control(s) {unknown}; the controls are {list(CONTROL_DEFAULTS)}."
+        )
+    return SearchSettings(**controls).controls
 
 
 # The decoding controls as a traced search's inputs after its extras (TensorFlow): one
@@ -85,8 +81,7 @@ def extra_tensors(rows):
     return tensors
 
 
-def search_inputs(translator, sentences, min_length, ban_unknown, no_repeat_ngram_size, prefix,
-                  constraints):  # fmt: skip
+def search_inputs(translator, sentences, prefix=None, constraints=None, **controls):
     """What a `Translator` call asks of the search besides its sentences, checked:
     (controls, extras, names). `controls`: the decoding controls (`check_controls`);
     `extras`: None when no sentence has a prefix or constraints, else per sentence a dict
@@ -95,7 +90,7 @@ def search_inputs(translator, sentences, min_length, ban_unknown, no_repeat_ngra
     target tokens hold `<unk>`, a phrase with none or one repeating an n-gram that
     `no_repeat_ngram_size` bans, is refused
     (`zoo.translator.targets.TargetTextError`, a ValueError)."""
-    controls = check_controls(min_length, ban_unknown, no_repeat_ngram_size)
+    controls = check_controls(controls)
     sentences = check_sentences(sentences)
     prefix = check_prefixes(prefix, len(sentences))
     constraints = check_constraint_lists(constraints, len(sentences))
@@ -125,13 +120,13 @@ def search_result(
     return search(
         translator.model,
         source_ids,
+        translator.settings,
+        prefix=prefix_ids,
+        constraints=constraint_ids,
         beam_size=beam_size,
-        **translator.search_settings(),
         return_attention=return_attention,
         n_best=n_best,
         **(controls or {}),
-        prefix=prefix_ids,
-        constraints=constraint_ids,
     )
 
 

@@ -145,10 +145,10 @@ def _search(translator, strings, tensors, extras, encode, **settings):
     result = search(
         translator.model,
         source_ids,
-        **translator.search_settings(),
-        **settings,
+        translator.settings,
         prefix=prefix,
         constraints=None if constraints is None else np.asarray(constraints),
+        **settings,
     )
     return _result(result), source_ids, source_lengths
 

@@ -7,9 +7,9 @@ import tensorflow as tf
 
 from zoo import translation
 from zoo.backend import on_tensorflow
-from zoo.checks import check_int, check_non_negative_float
+from zoo.checks import check_int
+from zoo.search import SearchSettings
 from zoo.search.defaults import (
-    BAN_UNKNOWN,
     BATCH_SIZE,
     BEAM_SIZE,
     CONTROL_DEFAULTS,
@@ -17,8 +17,6 @@ from zoo.search.defaults import (
     LENGTH_PENALTY,
     MAX_LENGTH_OFFSET,
     MAX_LENGTH_RATIO,
-    MIN_LENGTH,
-    NO_REPEAT_NGRAM_SIZE,
 )
 from zoo.text.preprocessor import Preprocessor
 from zoo.translation import (
@@ -84,6 +82,11 @@ def _warn_past_limit(limit, lengths):
     )
 
 
+def _setting(name):
+    """A read-only attribute: the translator's search setting `name` (`Translator.settings`)."""
+    return property(lambda self: getattr(self.settings, name), doc=f"`settings.{name}`.")
+
+
 class Translator(OutputFolder, Sampling, Scoring):
     """Translates lists of sentences with a `zoo` model and its source/target tokenizers.
 
@@ -101,7 +104,11 @@ class Translator(OutputFolder, Sampling, Scoring):
 
     Every setting defaults to its value in `zoo.search.defaults` (`SEARCH_DEFAULTS`), the
     settings the recipes deliver: `Translator(model, source_tokenizer, target_tokenizer)`
-    translates as `Translator.from_directory` does on a recipe's output folder.
+    translates as `Translator.from_directory` does on a recipe's output folder. The search
+    settings are checked once, into `translator.settings` (a `zoo.search.SearchSettings`),
+    which every search of the translator starts from; a call's beam size, decoding controls
+    (`min_length=`, `ban_unknown=`, `no_repeat_ngram_size=`: the `controls` of
+    `SearchSettings`, off by default) and n-best size replace its fields for that call.
 
     Sentences are sorted by their number of tokens before batching
     (`zoo.translation.run_in_batches`: less padding, faster search) and returned in input
@@ -139,14 +146,22 @@ class Translator(OutputFolder, Sampling, Scoring):
         self.preprocessor = Preprocessor(source_tokenizer, target_tokenizer)
         _check_model(model, self.preprocessor)
         self.model = model
-        self.beam_size = check_int(None, "beam_size", beam_size)
-        self.length_penalty = check_non_negative_float(None, "length_penalty", length_penalty)
+        self.settings = SearchSettings(
+            beam_size=beam_size,
+            length_penalty=length_penalty,
+            max_length_ratio=max_length_ratio,
+            max_length_offset=max_length_offset,
+            coverage_penalty=coverage_penalty,
+        )
         self.batch_size = check_int(None, "batch_size", batch_size)
-        self.max_length_ratio = check_non_negative_float(None, "max_length_ratio", max_length_ratio)
-        self.max_length_offset = check_int(None, "max_length_offset", max_length_offset, minimum=0)
-        self.coverage_penalty = check_non_negative_float(None, "coverage_penalty", coverage_penalty)
         self.traced = TracedFunctions()
         self._init_sampling()
+
+    beam_size = _setting("beam_size")
+    length_penalty = _setting("length_penalty")
+    max_length_ratio = _setting("max_length_ratio")
+    max_length_offset = _setting("max_length_offset")
+    coverage_penalty = _setting("coverage_penalty")
 
     @property
     def source_tokenizer(self):
@@ -161,9 +176,10 @@ class Translator(OutputFolder, Sampling, Scoring):
         return {name: getattr(self, name) for name in SETTINGS}
 
     def search_settings(self):
-        """The keyword arguments of `zoo.search.search` this translator fixes."""
+        """The keyword arguments of `zoo.search.search` this translator fixes besides the
+        beam size (fields of `settings`)."""
         names = ("length_penalty", "coverage_penalty", "max_length_ratio", "max_length_offset")
-        return {name: getattr(self, name) for name in names}
+        return {name: getattr(self.settings, name) for name in names}
 
     def setting(self, name, value):
         """This call's `beam_size` or `batch_size`: the translator's own when None, else
@@ -207,7 +223,7 @@ class Translator(OutputFolder, Sampling, Scoring):
         every value of them runs one graph. On JAX and PyTorch, the cached
         `stages(controls, extras)` (`zoo.translator.staged`), keyed by the controls'
         values."""
-        controls = graph.check_controls(**(controls or {}))
+        controls = graph.check_controls(controls or {})
         extras = tuple(name for name in graph.EXTRA_INPUTS if name in extras)
         if not on_tensorflow():
             key = (*key, *graph.variant_key(controls, extras))
@@ -300,8 +316,7 @@ class Translator(OutputFolder, Sampling, Scoring):
 
     def translate(
         self, sentences, beam_size=None, batch_size=None, progress=False,
-        replace_unknown=False, dictionary=None, min_length=MIN_LENGTH, ban_unknown=BAN_UNKNOWN,
-        no_repeat_ngram_size=NO_REPEAT_NGRAM_SIZE, prefix=None, constraints=None,
+        replace_unknown=False, dictionary=None, prefix=None, constraints=None, **controls,
     ):  # fmt: skip
         """Translates `sentences` (list of str) and returns a list of str, in input order.
 
@@ -315,24 +330,24 @@ class Translator(OutputFolder, Sampling, Scoring):
                 SentencePiece target rarely emits `<unk>`.
             dictionary: {source word: translation} (`zoo.unknown_words.read_dictionary`),
                 used with `replace_unknown`.
-            min_length, ban_unknown, no_repeat_ngram_size: the decoding controls of
-                `zoo.search.search` (at least `min_length` tokens before the end; never
-                `<unk>`; no n-gram of that many tokens twice), off by default
-                (`zoo.search.defaults.CONTROL_DEFAULTS`).
             prefix: None, or one str per sentence: the target text its translation starts
                 with ("" for none), tokenized as the targets are; the search goes on after it.
             constraints: None, or one list per sentence of target phrases (str) that its
                 translation contains ([] for none): lexically constrained beam search
                 (`zoo.search.constraints`).
+            controls: the decoding controls of `zoo.search.SearchSettings` by name
+                (`min_length=`: at least that many tokens before the end;
+                `ban_unknown=True`: never `<unk>`; `no_repeat_ngram_size=`: no n-gram of
+                that many tokens twice), off by default (`zoo.search.defaults`).
         A sentence without a prefix or constraints translates exactly as without them; one
         with no source tokens still translates to "".
         """
         if dictionary is not None and not replace_unknown:
             raise ValueError("dictionary is used with replace_unknown=True only.")
-        asked = (min_length, ban_unknown, no_repeat_ngram_size, prefix, constraints)
+        asked = dict(prefix=prefix, constraints=constraints, **controls)
         if replace_unknown:
             translations = self.translate_with_attention(
-                sentences, beam_size, batch_size, progress, *asked
+                sentences, beam_size, batch_size, progress, **asked
             )
             return self.replace_unknown(translations, dictionary)
         # Text only: the search skips collecting attention weights (~10% of beam time).
@@ -358,7 +373,7 @@ class Translator(OutputFolder, Sampling, Scoring):
 
     def _translate_texts(self, sentences, beam_size, batch_size, progress, asked):
         """The translations (str) of `sentences`, none longer than MAX_SOURCE_TOKENS."""
-        controls, extras, names = graph.search_inputs(self, sentences, *asked)
+        controls, extras, names = graph.search_inputs(self, sentences, **asked)
         make = lambda: self.translate_function(beam_size, False, controls, names)  # noqa: E731
         _, outputs = self._run(sentences, batch_size, progress, make, extras)
         return [as_text(out["translation"]) for out in outputs]
@@ -383,23 +398,21 @@ class Translator(OutputFolder, Sampling, Scoring):
         return self.preprocessor.source_word_lists(check_sentences(sentences))
 
     def translate_with_attention(
-        self, sentences, beam_size=None, batch_size=None, progress=False, min_length=MIN_LENGTH,
-        ban_unknown=BAN_UNKNOWN, no_repeat_ngram_size=NO_REPEAT_NGRAM_SIZE, prefix=None,
-        constraints=None,
+        self, sentences, beam_size=None, batch_size=None, progress=False, prefix=None,
+        constraints=None, **controls,
     ):  # fmt: skip
         """Like `translate`, but returns a `zoo.translation.Translation` per sentence (text,
         score, source/target pieces and the attention matrix, cropped to the real tokens)."""
         beam_size = self.setting("beam_size", beam_size)
-        asked = (min_length, ban_unknown, no_repeat_ngram_size, prefix, constraints)
-        controls, extras, names = graph.search_inputs(self, sentences, *asked)
+        asked = dict(prefix=prefix, constraints=constraints, **controls)
+        controls, extras, names = graph.search_inputs(self, sentences, **asked)
         make = lambda: self.translate_function(beam_size, True, controls, names)  # noqa: E731
         sentences, outputs = self._run(sentences, batch_size, progress, make, extras)
         return [to_translation(s, out) for s, out in zip(sentences, outputs, strict=True)]
 
     def translate_n_best(
         self, sentences, n_best=None, beam_size=None, batch_size=None, progress=False,
-        min_length=MIN_LENGTH, ban_unknown=BAN_UNKNOWN, no_repeat_ngram_size=NO_REPEAT_NGRAM_SIZE,
-        prefix=None, constraints=None,
+        prefix=None, constraints=None, **controls,
     ):  # fmt: skip
         """The `n_best` best translations of each sentence with their scores, best first:
         a list (one per sentence, in input order) of lists of `(translation, score)`.
@@ -412,8 +425,8 @@ class Translator(OutputFolder, Sampling, Scoring):
         n_best = beam_size if n_best is None else check_int(None, "n_best", n_best)
         if n_best > beam_size:
             raise ValueError(f"n_best must be at most the beam size ({beam_size}), got {n_best}.")
-        asked = (min_length, ban_unknown, no_repeat_ngram_size, prefix, constraints)
-        controls, extras, names = graph.search_inputs(self, sentences, *asked)
+        asked = dict(prefix=prefix, constraints=constraints, **controls)
+        controls, extras, names = graph.search_inputs(self, sentences, **asked)
 
         def make():
             def body(sentences, **inputs):
