@@ -36,9 +36,9 @@ if str(REPO_DIR) not in sys.path:  # `python bench/x.py` from anywhere
     sys.path.insert(0, str(REPO_DIR))
 
 from zoo.backend import BACKENDS, backend_installed  # noqa: E402
-from zoo.data.corpora import DEFAULT_CORPUS, complete_languages, find_corpus  # noqa: E402
+from zoo.data.registry import DEFAULT_CORPUS, complete_languages, find_corpus  # noqa: E402
 from zoo.models.presets import SIZES  # noqa: E402
-from zoo.training.precision import MATRIX_FLAGS, PRECISIONS, cpu_flags  # noqa: E402
+from zoo.training.strategy import MATRIX_FLAGS, PRECISIONS, cpu_flags  # noqa: E402
 
 
 def cpu_name():
@@ -82,7 +82,7 @@ def add_corpus_flags(parser, split=None, data_help="corpus"):
 
 def corpus_pair(args):
     """(source, target) of `add_corpus_flags`' flags, completed as the recipes complete them
-    (`zoo.data.corpora.complete_languages`: the corpus' own pair; `--source-lang en` alone on
+    (`zoo.data.registry.complete_languages`: the corpus' own pair; `--source-lang en` alone on
     Multi30k gives en->de). Files and TFDS names without both languages exit with a message."""
     try:
         return complete_languages(args.data, args.source_lang, args.target_lang, family="luong")

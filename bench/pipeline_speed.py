@@ -48,7 +48,7 @@ from zoo.text import (  # noqa: E402
     load_tokenizer,
     train_tokenizer,
 )
-from zoo.workflow.flag_types import library_default  # noqa: E402
+from zoo.workflow.flags import library_default  # noqa: E402
 
 
 def parse_args(argv=None):

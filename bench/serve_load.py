@@ -105,7 +105,7 @@ def load_sentences(args):
             lines = [line.rstrip("\n") for line in f]
     else:
         from zoo.data import load_corpus
-        from zoo.data.corpora import default_test_split
+        from zoo.data.registry import default_test_split
 
         split = default_test_split(args.data)
         lines = list(load_corpus(args.data, *common.corpus_pair(args), split).source)

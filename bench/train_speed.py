@@ -59,7 +59,7 @@ def family_of(name):
 def parse_args(argv=None):
     from zoo.data import BATCHINGS, DEFAULT_BUCKET_WIDTH, make_dataset
     from zoo.text import DEFAULT_VOCAB_SIZE
-    from zoo.workflow.flag_types import library_default
+    from zoo.workflow.flags import library_default
 
     p = argparse.ArgumentParser(
         description=__doc__.split("\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter

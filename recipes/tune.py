@@ -22,12 +22,11 @@ import sys
 
 from zoo import tuning
 from zoo.checks import seed_int
-from zoo.data.corpora import corpora_help
+from zoo.data.registry import corpora_help
 from zoo.errors import DEBUG_HELP, exit_on_user_error
 from zoo.tuning import space
 from zoo.workflow.arguments import positive_int
-from zoo.workflow.defaults import resolve_languages
-from zoo.workflow.flag_types import library_default
+from zoo.workflow.flags import library_default, resolve_languages
 
 
 def parser():

@@ -242,7 +242,7 @@ def _help_texts(parser):
 
 
 def test_help_renders_the_library_defaults_and_no_results(monkeypatch):
-    from zoo.data.corpora import CORPORA
+    from zoo.data.registry import CORPORA
     from zoo.search import defaults
 
     # The search flags show the library's value: change it there and the help follows.
@@ -267,7 +267,7 @@ def test_debug_help_gives_the_exit_statuses_the_commands_exit_with():
 
 def test_evaluate_fills_the_corpus_defaults_from_translator_json_else_the_registry():
     from zoo.cli.evaluate import fill_corpus_defaults
-    from zoo.data.corpora import DEFAULT_CORPUS, corpus_info
+    from zoo.data.registry import DEFAULT_CORPUS, corpus_info
 
     def filled(metadata, **given):
         flags = dict(data=None, source_lang=None, target_lang=None, split=None)

@@ -33,7 +33,7 @@ def _restore_dtype_policy():
 @pytest.fixture(scope="session")
 def multi30k_train():
     from zoo.data import load_corpus
-    from zoo.data.paths import data_dir
+    from zoo.data.files import data_dir
 
     if not (data_dir() / "multi30k" / "train.de").is_file():
         pytest.skip(f"Multi30k not found in {data_dir()}; set ZOO_DATA_DIR.")

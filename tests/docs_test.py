@@ -234,7 +234,7 @@ def test_decoding_guide_states_the_library_search_defaults():
 
 
 def test_training_guide_states_the_library_training_profiles():
-    from zoo.training import profiles
+    from zoo.training import settings as profiles
 
     text = (REPO / "docs" / "training.md").read_text(encoding="utf-8")
     for family in profiles.FAMILIES:

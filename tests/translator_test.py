@@ -312,7 +312,7 @@ def test_the_translator_keeps_its_most_recently_used_traced_functions(data_dir):
     import gc
     import weakref
 
-    from zoo.translator.traced import MAX_TRACED
+    from zoo.translator.translator import MAX_TRACED
 
     small = toy_translator("bahdanau_rnnsearch", beam_size=2)
     assert small.traced.limit == MAX_TRACED

@@ -4,7 +4,7 @@ export and CLI tests (untrained models output junk: tests compare paths, not qua
 import keras
 import numpy as np
 
-from zoo.data.paths import data_dir
+from zoo.data.files import data_dir
 from zoo.models import build
 from zoo.text import train_tokenizer
 from zoo.translator import Translator

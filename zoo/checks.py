@@ -10,6 +10,8 @@ floats and bools are refused rather than truncated.
     Traceback (most recent call last):
     ...
     ValueError: GRUEncoder: units must be an int >= 1; received 2.5.
+
+Argument checks shared by encoders and decoders (clear ValueErrors, never asserts).
 """
 
 import numpy as np
@@ -101,3 +103,19 @@ def check_non_negative_ids(ids, name):
             f"{name} must be token ids >= 0 (0: padding); received {int(values[where])} at "
             f"{list(where)}."
         )
+
+
+def check_ids_rank(owner, name, shape):
+    if len(shape) != 2:
+        raise ValueError(
+            f"{owner} expects {name} of shape (batch, length) int ids, got shape {tuple(shape)}."
+        )
+
+
+def check_sizes(owner, vocab_size, embedding_dim, units):
+    """(vocab_size, embedding_dim, units), each checked to be an int >= 1 (`check_int`)."""
+    return (
+        check_int(owner, "vocab_size", vocab_size),
+        check_int(owner, "embedding_dim", embedding_dim),
+        check_int(owner, "units", units),
+    )

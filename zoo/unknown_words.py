@@ -25,13 +25,13 @@ import numpy as np
 import tensorflow as tf
 
 from zoo.constants import END_TOKEN, UNK_TOKEN
-from zoo.data.readers import read_raw_lines
+from zoo.data.files import read_raw_lines
 from zoo.text.vocabulary import JOINER, WORD_START
 
 
 def read_dictionary(path):
     """{source word: translation} from a dictionary file (module docstring), read as UTF-8
-    (`zoo.data.readers.read_raw_lines`); a ValueError names the file and the first line
+    (`zoo.data.files.read_raw_lines`); a ValueError names the file and the first line
     that is not UTF-8 or not two fields."""
     dictionary = {}
     for number, line in enumerate(read_raw_lines(path), start=1):

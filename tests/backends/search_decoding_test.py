@@ -14,7 +14,7 @@ import pytest
 
 from zoo.constants import END_ID, PAD_ID, UNK_ID
 from zoo.search import search
-from zoo.search.penalties import COVERAGE_FLOOR
+from zoo.search.loop import COVERAGE_FLOOR
 from zoo.testing.search_probe import (
     SOURCES,
     TARGET_VOCAB,

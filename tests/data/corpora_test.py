@@ -1,4 +1,4 @@
-"""The corpus registry (zoo.data.corpora): every entry is consistent and reads its splits.
+"""The corpus registry (zoo.data.registry): every entry is consistent and reads its splits.
 
 Each registry corpus has a small fixture here (`FIXTURES`): files written into a temporary
 ZOO_DATA_DIR, or TFDS's mock data. A corpus added to the registry needs one.
@@ -24,7 +24,7 @@ from zoo.data import (
     materialise,
     open_stream,
 )
-from zoo.data.corpora import find_corpus, tfds_name
+from zoo.data.registry import find_corpus, tfds_name
 
 FAMILIES = ("bahdanau", "luong")
 

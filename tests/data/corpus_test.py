@@ -1,7 +1,7 @@
 import pytest
 
 from zoo.data import Corpus, MissingDataError, load_corpus
-from zoo.data.paths import data_dir
+from zoo.data.files import data_dir
 
 
 @pytest.fixture(scope="module")

@@ -9,8 +9,7 @@ import os
 import pytest
 
 from zoo.data import check, check_files, load_corpus, materialise, open_stream
-from zoo.data.file_checks import check_gzip
-from zoo.data.fingerprint import changes, file_fingerprint, recording_reads
+from zoo.data.files import changes, check_gzip, file_fingerprint, recording_reads
 
 SOURCES = [f"Satz Nummer {i} steht hier." for i in range(3000)]
 TARGETS = [f"Sentence number {i} is here." for i in range(3000)]

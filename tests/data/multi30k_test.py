@@ -7,7 +7,7 @@ import hashlib
 import pytest
 
 from zoo.data import MissingDataError, load_corpus, multi30k
-from zoo.data.errors import MissingDataError as Same
+from zoo.data.files import MissingDataError as Same
 
 
 @pytest.fixture

@@ -3,7 +3,7 @@ import logging
 import pytest
 
 from zoo.data import MissingDataError
-from zoo.data.readers import read_lines, read_parallel, read_tsv
+from zoo.data.files import read_lines, read_parallel, read_tsv
 
 
 def test_read_parallel_strips_and_drops_empty_pairs_with_a_count(tmp_path, caplog):

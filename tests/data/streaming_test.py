@@ -1,4 +1,4 @@
-"""Streamed corpora (zoo.data.streaming, zoo.data.stream_pipeline) against the in-memory path."""
+"""Streamed corpora (zoo.data.corpus, zoo.data.batching) against the in-memory path."""
 
 import gzip
 
@@ -15,7 +15,7 @@ from zoo.data import (
     stream_dataset,
     stream_steps,
 )
-from zoo.data.readers import read_parallel
+from zoo.data.files import read_parallel
 
 
 def _write(path, lines, compress=False):

@@ -18,7 +18,7 @@ from zoo.errors import UsageError
 from zoo.text import load_tokenizer, train_tokenizer
 from zoo.workflow import add_mode_argument, make_parser, resolve_defaults
 from zoo.workflow import data as recipe_data
-from zoo.workflow.training_flags import subword_regularization
+from zoo.workflow.flags import subword_regularization
 
 ALPHA = 0.5
 

@@ -1,5 +1,5 @@
 """The SavedModel's endpoints on an empty batch, and on a batch larger than its chunk size:
-cut into chunks inside the graph (zoo.export.chunks), each sentence's output equals its
+cut into chunks inside the graph (zoo.export.saved_model), each sentence's output equals its
 output in a call of its chunk alone, in input order."""
 
 import math

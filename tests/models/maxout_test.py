@@ -2,7 +2,7 @@ import keras
 import numpy as np
 import pytest
 
-from zoo.models.maxout import Maxout
+from zoo.models.gru_decoders import Maxout
 
 
 def test_maxout_matches_numpy_pairs():

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from zoo.models.reversal import lengths_from_mask, reversal_indices, reverse_padded
+from zoo.models.recurrence import lengths_from_mask, reversal_indices, reverse_padded
 
 
 def _numpy_reverse(x, lengths):

@@ -19,7 +19,7 @@ import pytest
 
 import zoo.workflow
 from zoo.models import SIZES, build
-from zoo.workflow.defaults import recipe_family
+from zoo.workflow.flags import recipe_family
 
 REPO = Path(__file__).resolve().parents[2]
 RECIPES = REPO / "recipes"

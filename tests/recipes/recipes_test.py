@@ -23,7 +23,7 @@ from zoo.data import Corpus
 from zoo.text import load_tokenizer
 from zoo.training import average_checkpoints
 from zoo.translator import Translator
-from zoo.workflow.selection import select_model
+from zoo.workflow.report import select_model
 
 REPO = Path(__file__).resolve().parents[2]
 RECIPES = REPO / "recipes"
@@ -198,7 +198,7 @@ def test_selection_delivers_the_model_with_the_higher_validation_bleu(
     """Validation references made of one candidate's own translations: that one must win
     (ties go to the best checkpoint). A 2-step model's translations are too short for BLEU's
     4-grams, so the score here is exact match, as a stand-in for corpus BLEU."""
-    import zoo.workflow.selection as selection_module
+    import zoo.workflow.report as selection_module
 
     out = tmp_path / "run"
     run_recipe("luong_base", out, "--max-steps", "2", "--no-export", "--checkpoint-every", "1",

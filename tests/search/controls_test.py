@@ -382,7 +382,7 @@ def test_tensor_controls_are_refused_where_they_cannot_be():
 
 
 def test_coverage_penalty_and_scores_with_a_prefix():
-    from zoo.search.penalties import COVERAGE_FLOOR
+    from zoo.search.loop import COVERAGE_FLOOR
 
     model = toy_model(seed=4, end_bias=-1.0)
     alpha, beta = 0.6, 0.4

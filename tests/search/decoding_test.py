@@ -25,7 +25,7 @@ from zoo.search import (
 )
 from zoo.search.compile import padded_search, trim
 from zoo.search.settings import SearchSettings
-from zoo.search.top_k import top_k_allowed
+from zoo.search.loop import top_k_allowed
 
 # Right-padded sources of lengths 4, 2, 3, 1 (ids 4..8 are words).
 SOURCES = np.array([[4, 5, 6, 7], [7, 8, 0, 0], [5, 5, 4, 0], [6, 0, 0, 0]], "int32")
@@ -383,7 +383,7 @@ def test_skipping_ended_rows_returns_what_computing_every_row_returns(alpha):
 
 @pytest.mark.parametrize("beam_size", [1, 2])
 def test_chunked_top_k_search_equals_the_plain_one(monkeypatch, beam_size):
-    import zoo.search.top_k as top_k
+    import zoo.search.loop as top_k
 
     model = toy_model(target_vocab=512, seed=5)  # large enough for chunks of 64
     assert top_k.chunk_size(512, beam_size) is not None
@@ -435,7 +435,7 @@ def test_n_best_equals_the_brute_force_ranking(alpha):
 def test_coverage_penalty_is_gnmts_on_the_returned_attention():
     # score = log_probs / lp + beta * sum_j log(min(max(c_j, 1e-6), 1)), c_j the returned
     # hypothesis' attention on source position j summed over its steps (END included).
-    from zoo.search.penalties import COVERAGE_FLOOR
+    from zoo.search.loop import COVERAGE_FLOOR
 
     model = toy_model(seed=4, end_bias=-1.0)
     alpha, beta = 0.6, 0.4

@@ -1,4 +1,4 @@
-"""Sampling (zoo.search.sampling, zoo.search.samplers) against the softmax it draws from: a chi-square test of
+"""Sampling (zoo.search.sampling, zoo.search.decoding) against the softmax it draws from: a chi-square test of
 token frequencies, the support of top-k and top-p, reproducibility, keras-hub's names."""
 
 import math
@@ -9,7 +9,7 @@ from search_toy import log_softmax, toy_model
 
 from zoo.constants import END_ID, PAD_ID, START_ID
 from zoo.search import search
-from zoo.search.samplers import (
+from zoo.search.decoding import (
     BeamSampler,
     GreedySampler,
     RandomSampler,

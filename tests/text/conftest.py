@@ -2,7 +2,7 @@
 
 import pytest
 
-from zoo.data.paths import data_dir
+from zoo.data.files import data_dir
 from zoo.text import train_tokenizer
 
 TRAIN_LINES = 2000

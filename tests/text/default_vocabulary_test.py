@@ -7,7 +7,7 @@ import inspect
 from pathlib import Path
 
 from zoo import data, text, tuning
-from zoo.workflow.data_flags import add_data_flags
+from zoo.workflow.flags import add_data_flags
 
 REPO = Path(__file__).resolve().parents[2]
 

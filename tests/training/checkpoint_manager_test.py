@@ -6,7 +6,7 @@ import keras
 import numpy as np
 import pytest
 
-from zoo.training.checkpoint_manager import CheckpointManager, DamagedCheckpointError
+from zoo.training.checkpoints import CheckpointManager, DamagedCheckpointError
 
 
 def _manager(directory):

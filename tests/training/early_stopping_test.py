@@ -1,4 +1,4 @@
-"""Early stopping and the validation metric (zoo/training/early_stopping.py, metric_run.py),
+"""Early stopping and the validation metric (zoo/training/callbacks.py, metric_run.py),
 and gradient accumulation inside `train`."""
 
 import math
@@ -10,7 +10,7 @@ import tensorflow as tf
 from training_toy import toy_dataset, toy_model
 
 from zoo import training
-from zoo.training.early_stopping import new_record, stopping_epoch, update_record
+from zoo.training.callbacks import new_record, stopping_epoch, update_record
 
 
 @pytest.mark.parametrize(

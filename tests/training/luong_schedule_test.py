@@ -1,4 +1,4 @@
-"""Tests for zoo/training/luong_schedule.py and zoo/training/optimizers.py."""
+"""Tests for zoo/training/optimizers.py and zoo/training/optimizers.py."""
 
 import keras
 import numpy as np

@@ -1,4 +1,4 @@
-"""Tests for zoo/training/precision.py and zoo/training/strategy.py."""
+"""Tests for zoo/training/strategy.py and zoo/training/strategy.py."""
 
 import keras
 import pytest

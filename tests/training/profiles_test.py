@@ -10,15 +10,15 @@ from training_toy import toy_model
 import zoo
 from zoo import training
 from zoo.training.optimizers import OPTIMIZER_SETTINGS, describe_optimizer
-from zoo.training.profiles import (
+from zoo.training.settings import (
     FAMILIES,
     OPTIMIZER_DESCRIPTIONS,
     PAPER_TRAINING,
     TRAINING_DEFAULTS,
     model_family,
+    resolve_settings,
     training_profile,
 )
-from zoo.training.settings import resolve_settings
 
 NUMBER = r"(\d[\d.]*(?:e-?\d+)?)"
 # The words of a description before each number, and the Keras config key of that number.

@@ -6,7 +6,7 @@ import runpy
 import sys
 from pathlib import Path
 
-from zoo.training.early_stopping import stopping_epoch
+from zoo.training.callbacks import stopping_epoch
 
 RECIPE = Path(__file__).resolve().parents[2] / "recipes" / "luong_base.py"
 # 96 training pairs in batches of 16: 6 batches an epoch, 3 steps of 2 batches.

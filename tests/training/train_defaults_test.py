@@ -8,7 +8,7 @@ from training_toy import toy_dataset, toy_model
 
 import zoo
 from zoo import training
-from zoo.training.profiles import TRAINING_DEFAULTS
+from zoo.training.settings import TRAINING_DEFAULTS
 
 VOCAB = 12  # the toy corpus's
 

@@ -94,7 +94,7 @@ def test_killed_run_resumes_to_the_same_weights(tmp_path):
 @pytest.mark.parametrize(
     "signum,code",
     [pytest.param(signal.SIGINT, 130, marks=pytest.mark.slow), (signal.SIGTERM, 143)],
-)  # one handler takes both (zoo.training.interruption)
+)  # one handler takes both (zoo.training.callbacks)
 def test_signal_checkpoints_the_current_step_and_resumes_exactly(tmp_path, signum, code):
     _, reference = train_toy(tmp_path / "ref")
     proc, rest = _signal_at_step(tmp_path, 9, signum)

@@ -174,7 +174,7 @@ def test_averaging_and_streaming_flags():
 
 def test_defaults_and_help_are_the_librarys(monkeypatch):
     from zoo.search import defaults as search
-    from zoo.training.profiles import PAPER_TRAINING, TRAINING_DEFAULTS
+    from zoo.training.settings import PAPER_TRAINING, TRAINING_DEFAULTS
 
     args = parse([])
     assert (args.beam_size, args.length_penalty, args.coverage_penalty, args.eval_batch_size) == (
@@ -198,7 +198,7 @@ def test_defaults_and_help_are_the_librarys(monkeypatch):
 
 
 def test_languages_and_test_split_come_from_the_corpus_registry():
-    from zoo.data.corpora import CORPORA
+    from zoo.data.registry import CORPORA
 
     for name, info in CORPORA.items():
         pair = info.default_pair

@@ -14,7 +14,7 @@ import textwrap
 import pytest
 from recipe_runs import run_recipe
 
-from zoo.workflow.out_lock import LOCK_FILE, OutFolderInUse, OutLock
+from zoo.workflow.run_folder import LOCK_FILE, OutFolderInUse, OutLock
 
 HOLDER = textwrap.dedent(
     """
@@ -22,7 +22,7 @@ HOLDER = textwrap.dedent(
     # Ctrl-C raises KeyboardInterrupt, as in a terminal, whatever SIGINT disposition the
     # test's process passes on (an ignored signal stays ignored across exec).
     signal.signal(signal.SIGINT, signal.default_int_handler)
-    from zoo.workflow.out_lock import OutLock
+    from zoo.workflow.run_folder import OutLock
     with OutLock(sys.argv[1]):
         print("held", flush=True)
         time.sleep(60)

@@ -14,8 +14,7 @@ from recipe_runs import RECIPES, TINY, run_recipe
 import zoo.workflow
 from zoo.cli import main as zoo_main
 from zoo.workflow import add_mode_argument, make_parser, resolve_defaults
-from zoo.workflow.defaults import preset_switches, recipe_family, recipe_preset
-from zoo.workflow.model_flags import DEFAULT_SWITCHES
+from zoo.workflow.flags import DEFAULT_SWITCHES, preset_switches, recipe_family, recipe_preset
 from zoo.workflow.preset_run import build_model
 
 # recipe, its --mode (None: the recipe has none), the preset it trains

@@ -61,7 +61,7 @@ def test_run_record_refuses_a_damaged_run_json_and_checks_only_what_a_rerun_resu
     import argparse
 
     from zoo.errors import UsageError
-    from zoo.workflow.run_record import RunRecord
+    from zoo.workflow.run_folder import RunRecord
 
     out = tmp_path / "run"
     out.mkdir()
@@ -93,9 +93,9 @@ def test_run_record_refuses_a_damaged_run_json_and_checks_only_what_a_rerun_resu
 def test_precision_auto_trains_as_the_cpu_flags_say_and_logs_why(
     tiny_corpus, tmp_path, capsys, monkeypatch, flags, expected
 ):
-    import zoo.training.precision
+    import zoo.training.strategy
 
-    monkeypatch.setattr(zoo.training.precision, "cpu_flags", lambda: frozenset(flags))
+    monkeypatch.setattr(zoo.training.strategy, "cpu_flags", lambda: frozenset(flags))
     out = tmp_path / "run"
     run_recipe(out, "--data", tiny_corpus, "--precision", "auto")
     log = capsys.readouterr().out

@@ -17,8 +17,8 @@ import zoo.models
 import zoo.workflow
 from zoo.errors import UsageError
 from zoo.translator import Translator
-from zoo.workflow.model_flags import apply_model_flags
-from zoo.workflow.run_record import RunRecord
+from zoo.workflow.flags import apply_model_flags
+from zoo.workflow.run_folder import RunRecord
 
 
 def build_model(args, source_vocab_size, target_vocab_size):
@@ -136,7 +136,7 @@ def test_the_shared_tokenizer_learns_both_sides_of_the_sampled_pairs(tmp_path):
 
 
 def test_the_main_jobs_preset_ties_at_base_and_the_flag_overrides_it(monkeypatch):
-    from zoo.workflow.model_flags import tied_presets_help
+    from zoo.workflow.flags import tied_presets_help
 
     presets_module = sys.modules["zoo.models.presets"]  # `zoo.models.presets` is a function
 

@@ -11,15 +11,15 @@ import time
 import pytest
 
 from zoo.training.train_step import MAX_ACCUMULATE_STEPS
-from zoo.workflow.out_lock import LOCK_FILE
+from zoo.workflow.run_folder import LOCK_FILE
 
 # A run holding its lock inside `ending_on_sigterm`, then blocked: in Python ("python"), or
 # in a TensorFlow operation that never returns ("stuck", a dequeue from an empty queue).
 HOLDER = textwrap.dedent(
     """
     import sys, time
-    from zoo.workflow.out_lock import OutLock
-    from zoo.workflow.termination import Terminated, ending_on_sigterm
+    from zoo.workflow.run_folder import OutLock
+    from zoo.workflow.run_folder import Terminated, ending_on_sigterm
 
     out, mode = sys.argv[1], sys.argv[2]
     if mode == "stuck":

@@ -6,7 +6,7 @@ import sys
 from zoo.checks import positive_int
 from zoo.cli.flags import MODEL_HELP, add_debug_flag, add_model_file_flag, check_output_path
 from zoo.evaluation import forced_alignments
-from zoo.workflow.flag_types import library_default
+from zoo.workflow.flags import library_default
 
 
 def add_aer_command(commands):

@@ -9,8 +9,8 @@ from zoo.constants import CHECKPOINT_DIR
 from zoo.errors import UsageError
 from zoo.training import average_checkpoints
 from zoo.translator import MODEL_FILE
-from zoo.workflow.flag_types import library_default
-from zoo.workflow.selection import AVERAGED_FILE
+from zoo.workflow.flags import library_default
+from zoo.workflow.report import AVERAGED_FILE
 
 
 def add_average_command(commands):

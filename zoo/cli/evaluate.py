@@ -13,11 +13,11 @@ from zoo.cli.flags import (
     control_options,
 )
 from zoo.cli.loading import load_translator, unknown_options
-from zoo.data.corpora import DEFAULT_CORPUS, corpora_help, default_test_split
+from zoo.data.registry import DEFAULT_CORPUS, corpora_help, default_test_split
 from zoo.errors import UsageError
 from zoo.json_files import write_json
 from zoo.translator.output_folder import CONFIG_FILE
-from zoo.workflow.defaults import resolve_languages, test_split_help
+from zoo.workflow.flags import resolve_languages, test_split_help
 
 
 def add_evaluate_command(commands):

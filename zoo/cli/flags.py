@@ -12,7 +12,7 @@ from zoo.hub import HUB_PREFIX
 from zoo.search import defaults as search_defaults
 from zoo.search import sample
 from zoo.translator import CONFIG_FILE, MODEL_FILE
-from zoo.workflow.flag_types import library_default
+from zoo.workflow.flags import library_default
 
 MODEL_FILE_DEFAULT = (
     f"the file MODEL_DIR/{CONFIG_FILE} names, the one the run chose on validation; else "

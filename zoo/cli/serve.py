@@ -12,7 +12,7 @@ from zoo.server import HttpServer, ServerLimits, make_app, make_server
 from zoo.server.http_server import bind
 from zoo.server.limits import BATCH_SIZE_DEFAULT, limit_default, limit_help
 from zoo.translator.output_folder import CONFIG_FILE
-from zoo.workflow.flag_types import library_default
+from zoo.workflow.flags import library_default
 
 MAX_PORT = 65535
 ENGINES = ("keras", "litert-int8")

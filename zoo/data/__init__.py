@@ -1,22 +1,46 @@
 """zoo.data: parallel corpora and tf.data pipelines.
 
-`CORPORA` (zoo.data.corpora): the named corpora, their languages, splits and readers.
+`CORPORA` (zoo.data.registry): the named corpora, their languages, splits and readers.
 `load_corpus(name, source_lang, target_lang, split)` -> `Corpus`; `make_dataset(...)` (or
 `corpus.dataset(...)`) -> batches `({"source_ids", "target_ids"}, target_out_ids)`.
 Corpora too large for memory: `open_stream(...)` -> `StreamedCorpus`, `count_stream(...)`,
-`stream_dataset(...)` -> the same batches, read from disk each epoch (zoo.data.streaming);
+`stream_dataset(...)` -> the same batches, read from disk each epoch (zoo.data.corpus);
 `worker_stream(...)` -> each worker's shard of them, for multi-worker training;
 `StreamCounter` counts the pairs a stream reads and drops as it trains.
 Both pipelines take `subword_regularization=ALPHA`: the training pairs' SentencePiece
-segmentations sampled each time they are read (zoo.data.subword_sampling). Their defaults
+segmentations sampled each time they are read (zoo.data.batching). Their defaults
 (`DEFAULT_BATCH_SIZE`, `DEFAULT_MAX_LENGTH`, `DEFAULT_BATCHING`, `DEFAULT_POOL_BATCHES`,
 `DEFAULT_BUCKET_WIDTH`) are those of both, and of the command line's flags.
 Local corpora live in `$ZOO_DATA_DIR` (default: `shared/data` beside the checkout).
 """
 
-from zoo.data.corpora import (
+from zoo.data.batching import (
+    BATCHINGS,
+    DEFAULT_BATCH_SIZE,
+    DEFAULT_BATCHING,
+    DEFAULT_BUCKET_WIDTH,
+    DEFAULT_MAX_LENGTH,
+    DEFAULT_POOL_BATCHES,
+    DEFAULT_SHUFFLE_BUFFER,
+    check,
+    check_files,
+    count_stream,
+    encode_source,
+    encode_target,
+    make_dataset,
+    report_drops,
+    steps_per_epoch,
+    stream_dataset,
+    stream_steps,
+    token_lengths,
+    worker_stream,
+)
+from zoo.data.corpus import Corpus, load_corpus, materialise, open_stream, total_bytes
+from zoo.data.files import MissingDataError, cache_dir, data_dir
+from zoo.data.registry import (
     CORPORA,
     DEFAULT_CORPUS,
+    NAMED_TFDS,
     CorpusInfo,
     complete_languages,
     corpora_help,
@@ -24,42 +48,8 @@ from zoo.data.corpora import (
     default_languages,
     default_test_split,
 )
-from zoo.data.corpus import Corpus, load_corpus
-from zoo.data.errors import MissingDataError
-from zoo.data.paths import cache_dir, data_dir
-from zoo.data.pipeline import (
-    BATCHINGS,
-    DEFAULT_BATCH_SIZE,
-    DEFAULT_BATCHING,
-    DEFAULT_BUCKET_WIDTH,
-    DEFAULT_MAX_LENGTH,
-    DEFAULT_POOL_BATCHES,
-    encode_source,
-    encode_target,
-    make_dataset,
-    steps_per_epoch,
-    token_lengths,
-)
 from zoo.data.splits import assign_splits
-from zoo.data.stream_counter import StreamCounter
-from zoo.data.stream_pipeline import (
-    DEFAULT_SHUFFLE_BUFFER,
-    count_stream,
-    report_drops,
-    stream_dataset,
-    stream_steps,
-    worker_stream,
-)
-from zoo.data.streaming import (
-    DEFAULT_TOKENIZER_SAMPLE,
-    NAMED_TFDS,
-    StreamedCorpus,
-    check,
-    check_files,
-    materialise,
-    open_stream,
-    total_bytes,
-)
+from zoo.data.streamed_corpus import DEFAULT_TOKENIZER_SAMPLE, StreamCounter, StreamedCorpus
 
 __all__ = [
     "BATCHINGS",

@@ -1,8 +1,9 @@
-"""`Corpus` and `load_corpus`: one way to name a parallel corpus, read in memory.
+"""Opening a corpus by name: `load_corpus` reads it into memory (a `Corpus`), `open_stream`
+names its files to stream them (a `StreamedCorpus`).
 
 Names understood by `load_corpus(name, source_lang, target_lang, split)`:
 
-- the registry's corpora (`zoo.data.corpora.CORPORA`, e.g. "multi30k") and "tfds:NAME"
+- the registry's corpora (`zoo.data.registry.CORPORA`, e.g. "multi30k") and "tfds:NAME"
   (e.g. `tfds:ted_hrlr_translate/pt_to_en`), each with its languages, splits and loader;
 - a path to a tab-separated file (`path/to/pairs.tsv`): column 0 is the source, column 1 the
   target (the language arguments are labels only); split into train/val/test by
@@ -14,19 +15,35 @@ Names understood by `load_corpus(name, source_lang, target_lang, split)`:
   `path/corpus.{target_lang}` and splits their pairs into train/val/test like a TSV file
   (logged once), so that validation and test pairs are never training pairs.
 
-`$ZOO_DATA_DIR` defaults to the `shared/data` folder beside the checkout (`zoo.data.paths`).
+`$ZOO_DATA_DIR` defaults to the `shared/data` folder beside the checkout (`zoo.data.files`).
+
+Streams: corpora read from disk in bounded memory whatever their size. `Corpus` holds every sentence in Python lists: right for Multi30k's 29,000
+pairs, wrong for WMT'14's 4.5 million. A `StreamedCorpus` names files instead and reads them
+with `tf.data.TextLineDataset` each epoch:
+
+    line-aligned files   <prefix>.<src> and <prefix>.<tgt>, plain or gzip (".gz")
+    tab-separated files  source<TAB>target per line (an optional third "CC-BY ..." column
+                         is ignored), plain or gzip; several files read in order
+    TFDS                 `tfds:NAME` splits through `tfds.load`, never materialised
+
+Lines get the readers' rules (zoo.data.files) in the graph: surrounding whitespace
+stripped, control characters as spaces, pairs with an empty side dropped.
+
+A stream's files are checked before its first epoch (`zoo.data.batching.check`).
+
+`open_stream` reads the corpus registry (zoo.data.registry) for named corpora and TFDS; the
+`StreamedCorpus` record, its reading and sharding are in zoo.data.streamed_corpus.
 """
 
 import dataclasses
 import logging
 import os
 
-from zoo.data.corpora import CORPORA, find_corpus, language_code
-from zoo.data.errors import MissingDataError
-from zoo.data.load_options import LoadOptions
-from zoo.data.pipeline import make_dataset
-from zoo.data.readers import read_parallel, read_tsv
-from zoo.data.splits import TEST_FRACTION, VAL_FRACTION, split_pairs
+from zoo.data.batching import check, make_dataset
+from zoo.data.files import MissingDataError, read_parallel, read_tsv
+from zoo.data.registry import CORPORA, find_corpus, language_code
+from zoo.data.splits import TEST_FRACTION, VAL_FRACTION, LoadOptions, split_pairs
+from zoo.data.streamed_corpus import StreamedCorpus
 
 logger = logging.getLogger("zoo.data")
 
@@ -94,7 +111,7 @@ def load_corpus(
     """Loads one split of a parallel corpus as a `Corpus` (see the module doc for names).
 
     Args:
-        name: a registry name (`zoo.data.corpora.CORPORA`, e.g. "multi30k"), "tfds:NAME",
+        name: a registry name (`zoo.data.registry.CORPORA`, e.g. "multi30k"), "tfds:NAME",
             a .tsv path or a prefix.
         source_lang, target_lang: language codes, e.g. "de", "en".
         split: "train", "val" (or "validation", "dev") or "test"; a registry corpus takes
@@ -181,3 +198,70 @@ def _empty_split_message(name, split, source_lang, target_lang):
     return (
         f"Corpus {name!r}: the {split!r} split has no sentence pairs ({where}: 0 non-empty lines)."
     )
+
+
+def _existing(path):
+    """`path` or `path.gz`, whichever exists (None when neither)."""
+    for candidate in (path, path + ".gz"):
+        if os.path.isfile(candidate):
+            return candidate
+    return None
+
+
+def open_stream(name, source_lang, target_lang, split, tfds_data_dir=None):
+    """`split` of corpus `name` as a `StreamedCorpus` (nothing is read yet).
+
+    `name`: a registry corpus that streams ("multi30k" (its local files), "wmt14"; see
+    `zoo.data.registry.CORPORA`) or "tfds:NAME", a prefix with `{split}` in it (files
+    PREFIX.<lang>, or PREFIX.<lang>.gz), or a tab-separated file with `{split}` in its name
+    (plain or .gz). A corpus without `{split}` in its name is split by sentence hash in
+    memory (`load_corpus`): to stream it, give one file (pair) per split.
+    """
+    name = os.fspath(name)
+    info = find_corpus(name)
+    if info is not None:
+        source_lang, target_lang = language_code(source_lang), language_code(target_lang)
+        info.check_languages(source_lang, target_lang)
+        if info.open_stream is None:
+            raise ValueError(
+                f"Corpus {name!r} is split by sentence in memory and is not streamed; read it "
+                "in memory (load_corpus, --streaming off)."
+            )
+        split = info.canonical_split(split)
+        return info.open_stream(source_lang, target_lang, split, tfds_data_dir=tfds_data_dir)
+    if "{split}" not in name:
+        raise ValueError(
+            f"Corpus {name!r}: streaming reads one file (or pair of files) per split; put "
+            "{split} in the name (e.g. data/{split} for data/train.de, data/train.en, ...) or "
+            "read it in memory (--streaming off), where it is split by sentence."
+        )
+    path = name.replace("{split}", split)
+    if path.endswith((".tsv", ".tsv.gz", ".txt", ".txt.gz")):
+        return StreamedCorpus(name, source_lang, target_lang, split, "tsv", (path,))
+    pair = tuple(_existing(f"{path}.{lang}") for lang in (source_lang, target_lang))
+    if None in pair:
+        raise MissingDataError(
+            f"Corpus {name!r}: missing {path}.{source_lang} or {path}.{target_lang} (plain or "
+            f".gz) for the {split!r} split."
+        )
+    return StreamedCorpus(name, source_lang, target_lang, split, "parallel", (pair,))
+
+
+def materialise(stream):
+    """Reads a (small) `StreamedCorpus` whole into a `zoo.data.Corpus` (validation and test
+    splits of a streamed corpus)."""
+    check(stream)
+    sources, targets = [], []
+    for source, target in stream.pair_batches().as_numpy_iterator():
+        sources.extend(s.decode("utf-8") for s in source)
+        targets.extend(t.decode("utf-8") for t in target)
+    if not sources:
+        raise ValueError(f"Corpus {stream.name!r}: the {stream.split!r} split has no pairs.")
+    return Corpus(
+        stream.name, stream.source_lang, stream.target_lang, stream.split, sources, targets
+    )
+
+
+def total_bytes(stream):
+    """The size on disk of a stream's files (0 for TFDS)."""
+    return sum(os.path.getsize(p) for p in stream.paths())

@@ -4,7 +4,7 @@ Files: `{split}.{lang}` for split in train/val/test2016 and lang in de/en/fr/cs,
 `$ZOO_DATA_DIR/multi30k/`, then in `$ZOO_CACHE_DIR/multi30k/`, else downloaded once with
 `keras.utils.get_file` (the gzip file, checked against the sha256 pinned below, then unpacked)
 from the official repository https://github.com/multi30k/dataset, pinned commit below,
-`data/task1/raw/`. `load` and `open_stream` are the corpus registry's (zoo.data.corpora).
+`data/task1/raw/`. `load` and `open_stream` are the corpus registry's (zoo.data.registry).
 """
 
 import gzip
@@ -16,9 +16,7 @@ from pathlib import Path
 
 import keras
 
-from zoo.data.errors import MissingDataError
-from zoo.data.paths import cache_dir, data_dir
-from zoo.data.readers import read_parallel
+from zoo.data.files import MissingDataError, cache_dir, data_dir, read_parallel
 from zoo.data.splits import VALIDATION_NAMES
 from zoo.data.streamed_corpus import StreamedCorpus
 
@@ -122,7 +120,7 @@ def multi30k_path(split, lang, download=True):
 
 
 def load(source_lang, target_lang, split, options):
-    """The registry's loader: (sources, targets) of `split` (see zoo.data.corpora); of
+    """The registry's loader: (sources, targets) of `split` (see zoo.data.registry); of
     `options` (a `LoadOptions`) it reads `download`."""
     languages = (source_lang, target_lang)
     paths = [multi30k_path(split, lang, download=options.download) for lang in languages]

@@ -5,8 +5,11 @@ over both columns: Anki files list one English sentence with several translation
 translation under several English sentences). Each group goes to a split chosen by a hash of
 the group's smallest first-column sentence and the seed, so the split does not depend on the
 file's order or on the translation direction, and no sentence lands in two splits.
+
+`LoadOptions`: what `zoo.data.load_corpus` passes every registry loader (`CorpusInfo.load`).
 """
 
+import dataclasses
 import hashlib
 
 SPLITS = ("train", "val", "test")
@@ -84,3 +87,21 @@ def split_pairs(column0, column1, split, val_fraction, test_fraction, seed, wher
             "each split (a prefix with {split} in it)."
         )
     return [column0[i] for i in keep], [column1[i] for i in keep]
+
+
+@dataclasses.dataclass(frozen=True)
+class LoadOptions:
+    """How a registry corpus is read; each loader reads the fields that concern it.
+
+    Attributes:
+        val_fraction, test_fraction, seed: how a corpus without splits of its own (Anki) is
+            split by distinct sentence (`zoo.data.splits`).
+        download: whether a corpus missing here may be downloaded (Multi30k, TFDS).
+        tfds_data_dir: TFDS's `data_dir`.
+    """
+
+    val_fraction: float = VAL_FRACTION
+    test_fraction: float = TEST_FRACTION
+    seed: int = 0
+    download: bool = True
+    tfds_data_dir: str | None = None

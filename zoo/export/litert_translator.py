@@ -223,7 +223,7 @@ def engine_file(translator, quantize="int8", batch_size=None, out=None):
     """
     import hashlib
 
-    from zoo.data.paths import cache_dir
+    from zoo.data.files import cache_dir
     from zoo.export.litert import FORMAT_VERSION, export_litert
 
     largest = check_int(None, "batch_size", translator.setting("batch_size", batch_size))

@@ -1,4 +1,8 @@
-"""`export_translator`: a `zoo.translator.Translator` as a self-contained SavedModel.
+"""`in_chunks`: a SavedModel endpoint run over chunks of its batch inside the graph, so that
+a call of thousands of sentences searches a few dozen at a time (bounded memory, little
+padding) and still returns one output per sentence, in input order.
+
+`export_translator`: a `zoo.translator.Translator` as a self-contained SavedModel.
 
 The SavedModel holds the model's variables and both tokenizers (SentencePiece model or
 vocabulary lookup tables) and needs only TensorFlow and tensorflow-text to run:
@@ -33,7 +37,7 @@ invalid sequence), so every input still gives one output, in order. The "locatio
 attends to the first `max_length` source positions only (see `zoo.translator`).
 Every endpoint takes any number of sentences: a batch of none gives outputs of no rows,
 and a batch larger than `chunk_size` (default: the translator's batch size) is searched in
-chunks of sentences of similar lengths inside the graph (`zoo.export.chunks.in_chunks`),
+chunks of sentences of similar lengths inside the graph (`zoo.export.saved_model.in_chunks`),
 so that the search's memory stays that of one chunk (the outputs, the attention above all,
 still grow with the batch); the outputs are those of one call per chunk, in input order.
 With `attention=False` the endpoints leave out the three outputs read from the attention
@@ -43,13 +47,84 @@ The search settings are written beside it in `zoo_export.json` (a plain file tha
 SavedModel loader ignores).
 """
 
+import tensorflow as tf
 import json
 import os
-
-import tensorflow as tf
-
-from zoo.export.chunks import in_chunks
 from zoo.json_files import write_json
+
+
+SENTENCES = tf.TensorSpec([None], tf.string, name="sentences")
+
+
+def _padding_value(dtype):
+    return tf.constant("", tf.string) if dtype == tf.string else tf.zeros([], dtype)
+
+
+def in_chunks(function, sentences, lengths, chunk_size):
+    """`function(sentences)` run on chunks of at most `chunk_size` sentences, in the graph.
+
+    Args:
+        function: `tf.string (b,) -> dict of (b, ...) tensors`; each row depends on its own
+            sentence only (as the translator's graph functions do).
+        sentences: `tf.string` (B,).
+        lengths: (B,) int: the sentences' lengths (source tokens); the chunks are cut from
+            the sentences sorted longest first, so that a chunk pads little.
+        chunk_size: a Python int >= 1.
+    Returns:
+        the dict `function(sentences)` would return: every output's rows in input order,
+        its other axes padded ("" or 0) to the longest chunk's, as one call pads them to
+        the longest sentence's. A batch of at most `chunk_size` sentences is one chunk;
+        a larger one of B into n = ceil(B / chunk_size) chunks of ceil(B / n) sentences
+        (the last one smaller). The outputs take the memory one call would (the attention,
+        (B, T, Ts), grows with B times the longest output and source): the search takes a
+        chunk's.
+    """
+    # Traced once: its outputs' keys, dtypes and ranks make the loop's arrays, and the loop
+    # calls the traced function.
+    traced = tf.function(function, autograph=False).get_concrete_function(SENTENCES)
+    spec = traced.structured_outputs
+    count = tf.size(sentences)
+    order = tf.argsort(lengths, direction="DESCENDING", stable=True)
+    ordered = tf.gather(sentences, order)
+    chunks = tf.maximum((count + chunk_size - 1) // chunk_size, 1)  # an empty batch: 1
+    size = (count + chunks - 1) // chunks
+    arrays = {key: tf.TensorArray(value.dtype, size=chunks, infer_shape=False)
+              for key, value in spec.items()}  # fmt: skip
+    widths = {key: tf.zeros([value.shape.rank - 1], tf.int32) for key, value in spec.items()}
+
+    def run_chunk(index, arrays, widths):
+        start = index * size
+        outputs = traced(ordered[start : tf.minimum(start + size, count)])
+        arrays = {key: arrays[key].write(index, outputs[key]) for key in arrays}
+        widths = {key: tf.maximum(widths[key], tf.shape(outputs[key])[1:]) for key in widths}
+        return index + 1, arrays, widths
+
+    _, arrays, widths = tf.while_loop(
+        lambda index, *_: index < chunks, run_chunk, (tf.constant(0), arrays, widths)
+    )
+
+    def pad_chunk(index, padded):
+        written = {}
+        for key, array in padded.items():
+            value = arrays[key].read(index)
+            missing = widths[key] - tf.shape(value)[1:]
+            paddings = tf.stack([tf.zeros_like(missing), missing], axis=1)
+            paddings = tf.concat([tf.zeros([1, 2], tf.int32), paddings], axis=0)
+            value = tf.pad(value, paddings, constant_values=_padding_value(value.dtype))
+            written[key] = array.write(index, value)
+        return index + 1, written
+
+    padded = {key: tf.TensorArray(value.dtype, size=chunks, infer_shape=False)
+              for key, value in spec.items()}  # fmt: skip
+    _, padded = tf.while_loop(lambda index, *_: index < chunks, pad_chunk, (tf.constant(0), padded))
+    back = tf.math.invert_permutation(order)
+    results = {}
+    for key, value in spec.items():
+        joined = padded[key].concat()
+        joined = tf.reshape(joined, tf.concat([[count], widths[key]], axis=0))
+        results[key] = tf.ensure_shape(tf.gather(joined, back), value.shape)
+    return results
+
 
 OUTPUT_KEYS = (
     "translation",
@@ -95,7 +170,7 @@ def export_translator(
         verbose: let Keras print the endpoints' signatures.
         chunk_size: the most sentences an endpoint searches at once (default: the
             translator's `batch_size`): a larger call is cut, inside the graph, into chunks
-            of sentences of similar lengths (`zoo.export.chunks.in_chunks`).
+            of sentences of similar lengths (`zoo.export.saved_model.in_chunks`).
 
     Returns:
         `path`.

@@ -6,8 +6,6 @@ Luong et al. (2015), and `build(name, size, ...)` for the papers' presets.
     logits = model({"source_ids": source_ids, "target_ids": target_ids})  # (B, Tt, V)
 """
 
-from zoo.models.bahdanau_decoder import BahdanauDecoder
-from zoo.models.bidirectional_gru_encoder import BidirectionalGRUEncoder
 from zoo.models.build import (
     build_bahdanau_rnnencdec,
     build_bahdanau_rnnsearch,
@@ -16,9 +14,9 @@ from zoo.models.build import (
 )
 from zoo.models.decoder_base import DecoderBase
 from zoo.models.ensemble import Ensemble
-from zoo.models.gru_encoder import GRUEncoder
+from zoo.models.gru_decoders import BahdanauDecoder, Maxout, RNNEncDecDecoder
+from zoo.models.gru_encoders import BidirectionalGRUEncoder, GRUEncoder
 from zoo.models.luong_decoder import LuongDecoder
-from zoo.models.maxout import Maxout
 from zoo.models.presets import (
     SIZES,
     TIE_EMBEDDINGS,
@@ -28,11 +26,9 @@ from zoo.models.presets import (
     preset_arguments,
     presets,
 )
-from zoo.models.reversal import reverse_padded
-from zoo.models.rnn_enc_dec_decoder import RNNEncDecDecoder
+from zoo.models.recurrence import reverse_padded
 from zoo.models.stacked_lstm_encoder import StackedLSTMEncoder
-from zoo.models.three_way_tied_model import ThreeWayTiedModel
-from zoo.models.tying import with_tied_embeddings
+from zoo.models.tying import ThreeWayTiedModel, with_tied_embeddings
 
 __all__ = [
     "model_dropout",

@@ -9,14 +9,11 @@ containing one layer named "encoder" and one named "decoder" (docs/design.md).
 import keras
 
 from zoo.layers import LocalAttention, LuongAttention
-from zoo.models.bahdanau_decoder import BahdanauDecoder
-from zoo.models.bidirectional_gru_encoder import BidirectionalGRUEncoder
-from zoo.models.gru_encoder import GRUEncoder
+from zoo.models.gru_decoders import BahdanauDecoder, RNNEncDecDecoder
+from zoo.models.gru_encoders import BidirectionalGRUEncoder, GRUEncoder
 from zoo.models.luong_decoder import LuongDecoder
-from zoo.models.rnn_enc_dec_decoder import RNNEncDecDecoder
 from zoo.models.stacked_lstm_encoder import StackedLSTMEncoder
-from zoo.models.three_way_tied_model import ThreeWayTiedModel
-from zoo.models.tied_output import check_three_way
+from zoo.models.tying import ThreeWayTiedModel, check_three_way
 
 LUONG_ATTENTIONS = ("none", "global", "local_m", "local_p")
 TIE_CHOICES = (False, True, "three_way")  # the builders' tie_embeddings

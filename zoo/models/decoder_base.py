@@ -5,7 +5,7 @@ from collections.abc import Mapping
 import keras
 from keras import ops, tree
 
-from zoo.models.checks import check_ids_rank
+from zoo.checks import check_ids_rank
 from zoo.models.recurrence import scan_steps
 
 

@@ -3,12 +3,10 @@
 import keras
 from keras import ops
 
-from zoo.checks import check_rate
+from zoo.checks import check_rate, check_sizes
 from zoo.layers import AttentionBase, LocalAttention
 from zoo.layers.initializers import uniform_or_default
-from zoo.models.checks import check_sizes
 from zoo.models.decoder_base import DecoderBase
-from zoo.models.lstm_stack import check_num_layers, stack_dropouts, stack_lstm, uniform_embedding
 from zoo.models.recurrence import (
     fused_rnn_available,
     lstm_params,
@@ -16,7 +14,13 @@ from zoo.models.recurrence import (
     lstm_update,
     project,
 )
-from zoo.models.tied_output import readout_projection, tied_logits
+from zoo.models.stacked_lstm_encoder import (
+    check_num_layers,
+    stack_dropouts,
+    stack_lstm,
+    uniform_embedding,
+)
+from zoo.models.tying import readout_projection, tied_logits
 
 
 @keras.saving.register_keras_serializable(package="zoo")
@@ -63,7 +67,7 @@ class LuongDecoder(DecoderBase):
             [-init_scale, init_scale] (the paper: 0.1); 0 keeps the Keras defaults.
         tie_embeddings: the output layer reads the target embedding matrix E (Press and
             Wolf 2017): logits_t = drop(h~_t) E^T + b, through a projection W_p (units ->
-            embedding_dim, no bias) when units != embedding_dim (`zoo.models.tied_output`);
+            embedding_dim, no bias) when units != embedding_dim (`zoo.models.tying`);
             W_s is then not created. Default False.
 
     Call: `logits = decoder(target_ids, memory, source_mask, encoder_states, training=None)`

@@ -9,11 +9,11 @@ prefixes) and sampling (temperature, top-k, top-p) over a model's decoder step
 `search` runs); `samplers` holds keras-hub's sampler names.
 """
 
-from zoo.search import defaults, samplers
+from zoo.search import defaults, decoding as samplers
 from zoo.search.compile import compile_search, search_function
 from zoo.search.decoding import beam_search, greedy_search, search
-from zoo.search.penalties import length_penalty_factor
-from zoo.search.samplers import (
+from zoo.search.loop import length_penalty_factor
+from zoo.search.decoding import (
     BeamSampler,
     GreedySampler,
     RandomSampler,
@@ -21,7 +21,7 @@ from zoo.search.samplers import (
     TopPSampler,
 )
 from zoo.search.sampling import check_sampling, sample
-from zoo.search.search_result import SearchResult
+from zoo.search.settings import SearchResult
 from zoo.search.settings import SearchSettings
 
 __all__ = [

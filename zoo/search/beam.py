@@ -11,7 +11,7 @@ K best finished ones (as fairseq and GNMT do).
   final choice by `log_probs / lp(Y)` with GNMT's `lp(Y) = ((5 + |Y|) / 6) ** alpha`
   (Wu et al. 2016, eq. 14), where `|Y|` counts the tokens including END. Alive ones all
   have the same length, so they compete by `log_probs`. With `coverage_penalty = beta > 0`,
-  a finished hypothesis' rank also gets GNMT's `cp` (`zoo.search.penalties`).
+  a finished hypothesis' rank also gets GNMT's `cp` (`zoo.search.loop`).
 - The loop stops when no sentence has an alive hypothesis (at the latest after `max_b L_b`
   steps), or earlier, as soon as the result can no longer change: for every sentence, the
   pool's best ranks strictly above the best rank any alive hypothesis could still reach
@@ -24,8 +24,8 @@ from keras import ops
 
 from zoo.constants import END_ID, PAD_ID
 from zoo.search.loop import SearchLoop, map_structure
-from zoo.search.penalties import coverage_penalty
-from zoo.search.top_k import NEG_INF
+from zoo.search.loop import coverage_penalty
+from zoo.search.loop import NEG_INF
 
 
 class BeamSearch(SearchLoop):

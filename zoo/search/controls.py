@@ -26,7 +26,7 @@ import numpy as np
 from keras import ops
 
 from zoo.constants import END_ID, INT32_MAX, PAD_ID, START_ID, UNK_ID
-from zoo.search.top_k import BANNED, NEG_INF, top_k_allowed
+from zoo.search.loop import BANNED, NEG_INF, top_k_allowed
 
 
 def target_vocab_size(model):

@@ -18,7 +18,7 @@ pairs for back-translation (Edunov et al. 2018 found sampling and top-k better t
 search there): translate target-language text into the source language with a model of the
 reverse direction, and add the (sampled source, real target) pairs to the training data.
 
-`zoo.search.samplers` wraps search and sampling in keras-hub's sampler names.
+`zoo.search.decoding` wraps search and sampling in keras-hub's sampler names.
 
 Example:
     >>> result = sample(model, source_ids, top_k=10, seed=1)             # doctest: +SKIP
@@ -34,7 +34,7 @@ from zoo.constants import END_ID, PAD_ID, START_ID
 from zoo.search import defaults
 from zoo.search.compile import empty_result, no_grad
 from zoo.search.greedy import GreedySearch
-from zoo.search.search_result import SearchResult
+from zoo.search.settings import SearchResult
 from zoo.search.settings import SearchSettings, check_model, check_source
 
 _NEG_INF = float("-inf")

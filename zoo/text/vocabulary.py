@@ -7,13 +7,15 @@ Spacing is kept in the tokens themselves: a token that was written without a spa
 it (punctuation such as the "." in "dog." or the "t" in "don't", or the second half of a
 split word) carries the prefix `JOINER` ("##", as in WordPiece). Detokenisation joins the
 tokens with spaces and removes " ##", which restores the original spacing exactly.
+
+`VocabularyTokenizer`: what the tokenizers with a plain `vocab.txt` share.
 """
 
 import os
-
 import tensorflow as tf
-
 from zoo.constants import RESERVED_TOKENS, UNK_ID
+from zoo.text.tokenizer import Tokenizer
+
 
 JOINER = "##"
 WORD_START = "\u2581"  # SentencePiece's mark of a piece that begins a word
@@ -69,3 +71,42 @@ def join_tokens(tokens):
     text = tf.strings.reduce_join(tokens, axis=-1, separator=" ")
     text = tf.strings.regex_replace(text, " " + JOINER, "")
     return tf.strings.regex_replace(text, "^" + JOINER, "")
+
+
+class VocabularyTokenizer(Tokenizer):
+    """Base class of `WordTokenizer` and `WordPieceTokenizer`: a token list (`vocab`, saved
+    as `vocab.txt`, see `zoo.text.vocabulary`), a lookup table token -> id, and
+    detokenisation that joins the tokens and glues "##" pieces.
+
+    Subclasses set `kind` and implement `_tokenize(normalized_strings)` with `self._table`.
+
+    Args:
+        vocab: list of tokens starting with `zoo.constants.RESERVED_TOKENS`.
+        lowercase: lowercase text before tokenizing.
+        missing_id: the table's id for a token not in `vocab`.
+    """
+
+    def __init__(self, vocab, lowercase=False, name=None, missing_id=-1):
+        super().__init__(lowercase=lowercase, name=name)
+        self.vocab = check_vocab(vocab)
+        self._vocab_size = len(self.vocab)
+        self._table = lookup_table(self.vocab, default_value=missing_id)
+        self._tokens = tf.constant(self.vocab, dtype=tf.string)
+
+    @property
+    def vocab_size(self):
+        return self._vocab_size
+
+    def id_to_token(self, ids):
+        """Ids (any shape) -> their tokens (`tf.string`, same shape)."""
+        return tf.gather(self._tokens, ids)
+
+    def _detokenize(self, ids):
+        return join_tokens(tf.gather(self._tokens, ids))
+
+    def _save_files(self, directory):
+        write_vocab(self.vocab, directory)
+
+    @classmethod
+    def _from_files(cls, directory, config):
+        return cls(read_vocab(directory), lowercase=config["lowercase"])

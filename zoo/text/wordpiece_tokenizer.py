@@ -10,7 +10,7 @@ from zoo.constants import RESERVED_TOKENS, UNK_TOKEN
 from zoo.text.normalize import normalize_texts
 from zoo.text.tokenizer import DEFAULT_VOCAB_SIZE, check_vocab_size
 from zoo.text.vocabulary import JOINER
-from zoo.text.vocabulary_tokenizer import VocabularyTokenizer
+from zoo.text.vocabulary import VocabularyTokenizer
 
 
 class WordPieceTokenizer(VocabularyTokenizer):

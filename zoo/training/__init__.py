@@ -25,11 +25,17 @@ A larger batch than the device holds, and early stopping on validation BLEU:
                              validation_metric="bleu", validation_bleu=bleu, early_stopping=3)
 """
 
-from zoo.training.averaging import average_checkpoints
-from zoo.training.checkpoint_manager import CheckpointManager, DamagedCheckpointError
-from zoo.training.early_stopping import VALIDATION_METRICS
+from zoo.training.callbacks import (
+    TIME_PLAN_FILE,
+    VALIDATION_METRICS,
+    TimeLimit,
+    TrainingInterrupted,
+    ValidationBleu,
+    plan_halving,
+    restore_time_plan,
+)
+from zoo.training.checkpoints import CheckpointManager, DamagedCheckpointError, average_checkpoints
 from zoo.training.evaluation import evaluate
-from zoo.training.interruption import TrainingInterrupted
 from zoo.training.losses import (
     LOSS_NORMALIZATIONS,
     keras_loss,
@@ -40,25 +46,16 @@ from zoo.training.losses import (
     masked_token_stats,
     perplexity,
 )
-from zoo.training.luong_schedule import LuongSchedule
 from zoo.training.optimizers import (
     OPTIMIZER_SETTINGS,
     OPTIMIZERS,
+    LuongSchedule,
     default_loss_normalization,
     describe_optimizer,
     luong_decay_after,
     make_optimizer,
 )
-from zoo.training.per_worker import PerWorkerDataset
-from zoo.training.precision import (
-    AUTO,
-    PRECISIONS,
-    auto_precision,
-    cpu_flags,
-    needs_loss_scaling,
-    set_precision,
-)
-from zoo.training.profiles import (
+from zoo.training.settings import (
     FAMILIES,
     OPTIMIZER_DESCRIPTIONS,
     PAPER_TRAINING,
@@ -66,8 +63,18 @@ from zoo.training.profiles import (
     model_family,
     training_profile,
 )
-from zoo.training.strategy import STRATEGIES, is_chief, make_strategy
-from zoo.training.time_limit import TIME_PLAN_FILE, TimeLimit, plan_halving, restore_time_plan
+from zoo.training.strategy import (
+    AUTO,
+    PRECISIONS,
+    STRATEGIES,
+    PerWorkerDataset,
+    auto_precision,
+    cpu_flags,
+    is_chief,
+    make_strategy,
+    needs_loss_scaling,
+    set_precision,
+)
 from zoo.training.train_step import (
     TRAINING_BACKENDS,
     check_training_backend,
@@ -76,7 +83,6 @@ from zoo.training.train_step import (
     updates_per_epoch,
 )
 from zoo.training.trainer import train
-from zoo.training.validation_bleu import ValidationBleu
 
 __all__ = [
     "CheckpointManager",

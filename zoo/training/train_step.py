@@ -38,9 +38,8 @@ from zoo.checks import check_int
 from zoo.errors import UsageError
 from zoo.models import model_dropout
 from zoo.training.losses import check_loss_normalization, loss_denominator, training_objective
-from zoo.training.luong_schedule import LuongSchedule
-from zoo.training.optimizers import make_optimizer
-from zoo.training.precision import needs_loss_scaling
+from zoo.training.optimizers import LuongSchedule, make_optimizer
+from zoo.training.strategy import needs_loss_scaling
 
 _SUM = tf.distribute.ReduceOp.SUM
 

@@ -22,16 +22,19 @@ import tensorflow as tf
 from zoo.checks import check_rate
 from zoo.constants import CHECKPOINT_DIR
 from zoo.models import model_dropout
-from zoo.training.checkpoint_manager import KEEP
-from zoo.training.early_stopping import check_patience, check_validation_metric
+from zoo.training.callbacks import (
+    TIME_PLAN_FILE,
+    TimeLimit,
+    TrainingInterrupted,
+    check_patience,
+    check_validation_metric,
+    restore_time_plan,
+)
+from zoo.training.checkpoints import KEEP
 from zoo.training.evaluation import evaluate
-from zoo.training.interruption import TrainingInterrupted
-from zoo.training.metric_run import RECORD, SCORES, MetricRun, check_judging
 from zoo.training.optimizers import make_optimizer
-from zoo.training.per_worker import PerWorkerDataset
 from zoo.training.settings import describe_settings, halves, known_steps, resolve_settings
-from zoo.training.strategy import is_chief
-from zoo.training.time_limit import TIME_PLAN_FILE, TimeLimit, restore_time_plan
+from zoo.training.strategy import PerWorkerDataset, is_chief
 from zoo.training.train_step import (
     check_accumulate_steps,
     check_training_backend,
@@ -40,7 +43,14 @@ from zoo.training.train_step import (
     make_train_step,
     prepare_optimizer,
 )
-from zoo.training.training_run import TrainingRun, epoch_dataset
+from zoo.training.training_run import (
+    RECORD,
+    SCORES,
+    MetricRun,
+    TrainingRun,
+    check_judging,
+    epoch_dataset,
+)
 
 __all__ = ["TrainingInterrupted", "evaluate", "train"]  # the first two: also importable here
 
@@ -123,7 +133,7 @@ def train(
             these updates; an epoch's last step takes the batches left over.
         validation_metric: what judges the run at each validation: "loss" (the validation
             cross-entropy) or "bleu" (`validation_bleu` of the model); the best model and
-            early stopping follow it (`zoo.training.early_stopping`).
+            early stopping follow it (`zoo.training.callbacks`).
         early_stopping: stop after this many epochs in a row without improvement of the
             validation metric (None: train all the epochs). Needs `val_data`.
         validation_bleu: a function `model -> BLEU` (`ValidationBleu`), needed for

@@ -6,7 +6,7 @@ detokenisation (`zoo.translator.graph`). The same graph is what `Translator.expo
 as a SavedModel, so a process that loads it (with TensorFlow and tensorflow-text only) gets
 the same translations. `Translator.save` and `Translator.from_directory` write and read an
 output folder (`zoo.translator.output_folder`: model.keras, the tokenizers, translator.json,
-serving/). A Translator keeps its most recently used graphs (`zoo.translator.traced`);
+serving/). A Translator keeps its most recently used graphs (`zoo.translator.translator`);
 sampling runs one graph for every seed and setting (`zoo.translator.sampling`), and
 `Translator.score` gives given translations' log-probabilities (`zoo.translator.scoring`).
 On JAX and PyTorch the same methods run in stages (`zoo.translator.staged`): the tokenizers

@@ -1,13 +1,23 @@
-"""`Translator`: strings in, translations out, with a trained model and its two tokenizers."""
+"""`TracedFunctions`: the `Translator`'s traced graphs (one per beam size, n-best list and
+way of sampling), at most `MAX_TRACED` of them, the least recently used dropped first.
 
+Each traced search holds a graph of its own (tens of MB for a real model, and seconds to
+trace): a server that is asked for many beam sizes keeps only the last few, and a dropped
+one is traced again when asked for. 16 hold the variants a mixed load asks for (beam
+sizes, with and without decoding controls, prefixes, constraints, sampling; bench/RESULTS.md,
+"Mixed options under load").
+
+`Translator`: strings in, translations out, with a trained model and its two tokenizers.
+"""
+
+import collections
+import threading
+from zoo.checks import check_int
 import logging
-
 import numpy as np
 import tensorflow as tf
-
 from zoo import translation
 from zoo.backend import on_tensorflow
-from zoo.checks import check_int
 from zoo.search import SearchSettings
 from zoo.search.defaults import (
     BATCH_SIZE,
@@ -31,7 +41,56 @@ from zoo.translator import graph, staged
 from zoo.translator.output_folder import SETTINGS, OutputFolder
 from zoo.translator.sampling import Sampling
 from zoo.translator.scoring import Scoring
-from zoo.translator.traced import TracedFunctions
+
+
+MAX_TRACED = 16
+"""The traced functions a `Translator` keeps (its `traced.limit`)."""
+
+
+class TracedFunctions:
+    """A least-recently-used cache of `tf.function`s by key.
+
+    Args:
+        limit: the most functions kept (an int >= 1).
+
+    Example:
+        >>> cache = TracedFunctions(limit=2)
+        >>> cache.get("a", lambda: "A"), cache.get("b", lambda: "B"), cache.get("c", lambda: "C")
+        ('A', 'B', 'C')
+        >>> cache.keys()
+        ['b', 'c']
+    """
+
+    def __init__(self, limit=MAX_TRACED):
+        self.limit = check_int("TracedFunctions", "limit", limit)
+        self._functions = collections.OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key, make):
+        """The function of `key`, made by `make()` when absent; it becomes the most recently
+        used, and the least recently used ones past `limit` are dropped."""
+        with self._lock:
+            function = self._functions.pop(key, None)
+            if function is None:
+                function = make()
+            self._functions[key] = function
+            while len(self._functions) > self.limit:
+                self._functions.popitem(last=False)
+            return function
+
+    def keys(self):
+        """The keys held, least recently used first."""
+        with self._lock:
+            return list(self._functions)
+
+    def clear(self):
+        """Drops every function (they are traced again when asked for)."""
+        with self._lock:
+            self._functions.clear()
+
+    def __len__(self):
+        return len(self._functions)
+
 
 logger = logging.getLogger("zoo.translator")
 
@@ -115,7 +174,7 @@ class Translator(OutputFolder, Sampling, Scoring):
     order. Each beam size compiles one
     `tf.function` (strings -> outputs, batch size and length dynamic), traced once and
     reused by every later call; sampling traces one for every seed, temperature, top_k and
-    top_p. The translator keeps the `zoo.translator.traced.MAX_TRACED` most recently used
+    top_p. The translator keeps the `zoo.translator.translator.MAX_TRACED` most recently used
     of them (`translator.traced`, a `TracedFunctions`).
 
     On JAX and PyTorch (`KERAS_BACKEND`) the tokenizers stay TensorFlow, on the CPU, and

@@ -9,7 +9,7 @@ The space, its dimensions and `--fix` rules are in `zoo.tuning.space`; the Hyper
 `TranslationHyperModel`; `recipes/tune.py` is the command line.
 """
 
-from zoo.tuning.results import format_table, plot_by_attention, trial_table, write_csv
+from zoo.tuning.runner import format_table, plot_by_attention, trial_table, write_csv
 from zoo.tuning.runner import TUNERS, export_best, make_tuner, objective_name, tune
 from zoo.tuning.space import ATTENTIONS, DIMENSIONS, check_fixed, parse_fixed
 from zoo.tuning.translation_hyper_model import OBJECTIVES, TranslationHyperModel

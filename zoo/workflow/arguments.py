@@ -2,13 +2,13 @@
 `hyperparameters`.
 
 Flags fall in four groups (see `python recipes/luong_local_general.py --help`): data
-(`zoo.workflow.data_flags`), model (`model_flags`), training (`training_flags`), and
+(`zoo.workflow.flags`), model (`model_flags`), training (`training_flags`), and
 evaluation and output (`model_flags.add_output_flags`). Architecture switches (`--dropout`, `--reverse-source`,
 `--no-input-feeding`, `--window`) default to None, meaning "the preset's value at --size";
 `hyperparameters(args, preset)` applies the ones given on the command line to the preset's
 keyword arguments, so recipes and `zoo.models.build` agree on every size. The defaults that
-depend on other flags are filled in by `resolve_defaults` (`zoo.workflow.defaults`) from the
-library: the training profiles (`zoo.training.profiles`) and the search defaults
+depend on other flags are filled in by `resolve_defaults` (`zoo.workflow.flags`) from the
+library: the training profiles (`zoo.training.settings`) and the search defaults
 (`zoo.search.defaults`).
 """
 
@@ -16,32 +16,34 @@ import argparse
 
 from zoo.checks import positive_int
 from zoo.constants import CHECKPOINT_DIR, LOG_DIR, MODEL_FILE
-from zoo.training.profiles import FAMILIES
+from zoo.training.settings import FAMILIES
 from zoo.translator import (
     CONFIG_FILE,
     SERVING_DIR,
     SOURCE_TOKENIZER_DIR,
     TARGET_TOKENIZER_DIR,
 )
-from zoo.workflow.data_flags import STREAM_ABOVE_MIB, add_data_flags
-from zoo.workflow.defaults import hyperparameters, resolve_defaults
-from zoo.workflow.model_flags import (
+from zoo.workflow.flags import (
     ARCHITECTURE_SWITCHES,
     DEFAULT_SWITCHES,
+    STREAM_ABOVE_MIB,
+    add_data_flags,
     add_mode_argument,
     add_model_flags,
     add_output_flags,
+    add_training_flags,
+    hyperparameters,
+    resolve_defaults,
 )
 from zoo.workflow.report import (
     ATTENTION_PLOT,
+    AVERAGED_FILE,
     BLEU_BY_LENGTH,
     METRICS_FILE,
     TRANSLATIONS_FILE,
     VOCABULARY_FILE,
 )
-from zoo.workflow.selection import AVERAGED_FILE
 from zoo.workflow.starting_points import add_start_flags
-from zoo.workflow.training_flags import add_training_flags
 
 __all__ = [
     "ARCHITECTURE_SWITCHES",

@@ -1,6 +1,6 @@
 """A recipe's data: the splits, the tokenizers and the tf.data pipelines.
 
-Two paths, chosen by `--streaming` (zoo.workflow.data_flags):
+Two paths, chosen by `--streaming` (zoo.workflow.flags):
 - in memory (`zoo.data.load_corpus` + `make_dataset`): the corpus in lists, tokenized once
   and cached, shuffled whole. Multi30k and the Anki corpora take it under "auto".
 - streamed (`zoo.data.open_stream` + `stream_dataset`): the training files are read from
@@ -34,17 +34,15 @@ from zoo.data import (
     total_bytes,
     worker_stream,
 )
-from zoo.data.corpora import tfds_name
-from zoo.data.errors import MissingDataError
-from zoo.data.fingerprint import recording_reads
+from zoo.data.files import MissingDataError, recording_reads
+from zoo.data.registry import tfds_name
 from zoo.json_files import write_json
 from zoo.text import load_tokenizer, train_tokenizer
 from zoo.training import PerWorkerDataset
 from zoo.translator import SOURCE_TOKENIZER_DIR, TARGET_TOKENIZER_DIR
-from zoo.workflow.data_flags import STREAM_ABOVE_MIB
+from zoo.workflow.flags import STREAM_ABOVE_MIB, subword_regularization
 from zoo.workflow.report import VOCABULARY_FILE, write_lines
 from zoo.workflow.starting_points import init_tokenizers, report_unknown
-from zoo.workflow.training_flags import subword_regularization
 
 STREAM_ABOVE_BYTES = STREAM_ABOVE_MIB * 2**20  # Multi30k's training files hold 4 MB
 COUNTS_FILE = "stream_counts.json"

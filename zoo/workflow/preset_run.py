@@ -13,8 +13,7 @@ import argparse
 import sys
 
 from zoo.models import build, presets
-from zoo.workflow.defaults import hyperparameters, preset_switches, recipe_preset
-from zoo.workflow.model_flags import add_mode_argument
+from zoo.workflow.flags import add_mode_argument, hyperparameters, preset_switches, recipe_preset
 from zoo.workflow.run import main
 from zoo.workflow.starting_points import run_settings
 

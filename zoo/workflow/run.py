@@ -7,7 +7,7 @@
 4. tf.data pipelines, the recipe's model and the paper's optimizer inside the strategy scope;
 5. `zoo.training.train`: progress bar, TensorBoard logs, checkpoints, exact resume, the best
    model by --validation-metric (validation loss or BLEU) in `model.keras`;
-6. `zoo.workflow.selection`: that model or the mean of the last checkpoints, whichever
+6. `zoo.workflow.report`: that model or the mean of the last checkpoints, whichever
    scores the higher validation BLEU (translator.json names the one delivered);
 7. `zoo.workflow.report`: greedy and beam-search BLEU/chrF on the test split, perplexity,
    plots, `metrics.json`, the `serving/` SavedModel; then a one-line summary.
@@ -26,13 +26,11 @@ from zoo.constants import LOG_DIR, MODEL_FILE
 from zoo.errors import exit_on_user_error
 from zoo.json_files import write_json
 from zoo.models import model_dropout
-from zoo.training.profiles import OPTIMIZER_DESCRIPTIONS
+from zoo.training.settings import OPTIMIZER_DESCRIPTIONS
 from zoo.translator import SERVING_DIR
 from zoo.workflow import data as recipe_data
 from zoo.workflow.arguments import make_parser, resolve_defaults
-from zoo.workflow.defaults import recipe_family
-from zoo.workflow.model_flags import apply_model_flags
-from zoo.workflow.out_lock import OutLock
+from zoo.workflow.flags import apply_model_flags, recipe_family, training_options
 from zoo.workflow.report import (
     ATTENTION_PLOT,
     BLEU_BY_LENGTH,
@@ -40,10 +38,15 @@ from zoo.workflow.report import (
     TRANSLATIONS_FILE,
     evaluate_and_report,
 )
-from zoo.workflow.run_record import RESUMABLE_CHANGES, RUN_FILE, RunRecord
+from zoo.workflow.run_folder import (
+    RESUMABLE_CHANGES,
+    RUN_FILE,
+    OutLock,
+    RunRecord,
+    Terminated,
+    ending_on_sigterm,
+)
 from zoo.workflow.starting_points import apply_config, init_weights
-from zoo.workflow.termination import Terminated, ending_on_sigterm
-from zoo.workflow.training_flags import training_options
 
 __all__ = ["RESUMABLE_CHANGES", "RUN_FILE", "main", "run", "written_files"]
 
@@ -228,7 +231,7 @@ def _locked_run(build_model, args, strategy, chief, say, started, out):
     record.phase_done("training")
     if not chief:
         return {"training": summary}
-    from zoo.workflow.selection import select_model  # noqa: PLC0415 (needs the translator)
+    from zoo.workflow.report import select_model  # noqa: PLC0415 (needs the translator)
 
     translator, selection = select_model(
         summary["model_path"],

@@ -5,7 +5,7 @@ Everything that knows a corpus by name reads `CORPORA`: `load_corpus` (in memory
 (`default_languages`, `complete_languages`, `default_test_split`) and its help text
 (`corpora_help`). Besides the names, corpora come in forms that need no entry: `tfds:NAME`
 (any TFDS translation dataset; `find_corpus` makes an entry for it), a tab-separated file and
-a file prefix (read by `zoo.data.corpus` and `zoo.data.streaming`).
+a file prefix (read by `zoo.data.corpus` and `zoo.data.corpus`).
 
 Split names: an entry lists its own `splits`; "val", "validation" and "dev" name its
 validation split and "test" its test split (`CorpusInfo.canonical_split`).
@@ -18,7 +18,7 @@ import functools
 import itertools
 from collections.abc import Callable, Mapping
 
-from zoo.data import anki, multi30k, tfds_corpus
+from zoo.data import multi30k, sources
 from zoo.data.splits import SPLITS as HASH_SPLITS
 from zoo.data.splits import VALIDATION_NAMES
 
@@ -43,7 +43,7 @@ class CorpusInfo:
         splits: its split names; `validation_split` and `test_split` are two of them.
         load: `load(source_lang, target_lang, split, options) -> (sources, targets)`, two
             lists of str. Called with checked languages, a split of `splits` and a
-            `zoo.data.load_options.LoadOptions`, of which a loader reads what concerns it.
+            `zoo.data.splits.LoadOptions`, of which a loader reads what concerns it.
         open_stream: `open_stream(source_lang, target_lang, split, tfds_data_dir=None) ->
             StreamedCorpus`, called as `load` is; None for a corpus read in memory only.
         tfds_datasets: for a TFDS corpus, its dataset name, or {frozenset({lang, lang}):
@@ -137,8 +137,8 @@ def _tfds(name, dataset, description):
         splits=TFDS_SPLITS,
         validation_split="validation",
         test_split="test",
-        load=functools.partial(tfds_corpus.load, name, dataset),
-        open_stream=functools.partial(tfds_corpus.open_stream, name, dataset),
+        load=functools.partial(sources.load_tfds, name, dataset),
+        open_stream=functools.partial(sources.open_tfds_stream, name, dataset),
         tfds_datasets=dataset,
         split_aliases=TFDS_SPLIT_ALIASES,
         any_split=True,
@@ -155,7 +155,7 @@ def _anki(name, file_name, other, language):
         splits=HASH_SPLITS,
         validation_split="val",
         test_split="test",
-        load=functools.partial(anki.load, name, file_name),
+        load=functools.partial(sources.load_anki, name, file_name),
         open_stream=None,
     )
 
@@ -270,7 +270,7 @@ def tfds_name(name, source_lang, target_lang):
     info = find_corpus(name)
     if info is None or info.tfds_datasets is None:
         return None
-    return tfds_corpus.dataset_name(info.name, info.tfds_datasets, source_lang, target_lang)
+    return sources.tfds_dataset_name(info.name, info.tfds_datasets, source_lang, target_lang)
 
 
 def _languages_text(info):
