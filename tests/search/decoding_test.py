@@ -24,8 +24,8 @@ from zoo.search import (
     search_function,
 )
 from zoo.search.compile import padded_search, trim
-from zoo.search.settings import SearchSettings
 from zoo.search.loop import top_k_allowed
+from zoo.search.settings import SearchSettings
 
 # Right-padded sources of lengths 4, 2, 3, 1 (ids 4..8 are words).
 SOURCES = np.array([[4, 5, 6, 7], [7, 8, 0, 0], [5, 5, 4, 0], [6, 0, 0, 0]], "int32")

@@ -31,8 +31,7 @@ from zoo.cli.aer import run_aer
 from zoo.cli.average import run_average
 from zoo.cli.compare import run_compare
 from zoo.cli.evaluate import run_evaluate
-from zoo.cli.export import run_export
-from zoo.cli.export import run_list, run_push
+from zoo.cli.export import run_export, run_list, run_push
 from zoo.cli.parser import build_parser, parse_arguments
 from zoo.cli.score import run_score
 from zoo.cli.serve import run_serve

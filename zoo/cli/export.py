@@ -4,8 +4,10 @@
 folder on the Hugging Face Hub (`zoo.hub`).
 """
 
+import json
 import os
 import sys
+
 from zoo.checks import argparse_number, positive_int
 from zoo.cli.flags import (
     MODEL_HELP,
@@ -14,15 +16,12 @@ from zoo.cli.flags import (
     check_output_path,
     folder_default,
 )
+from zoo.constants import CONFIG_FILE, RUN_FILE
 from zoo.errors import UsageError
 from zoo.export.litert import MAX_BATCH_SIZE, QUANTIZATIONS, SEARCHES, export_litert, sidecar
+from zoo.hub import HUB_PREFIX, SAVED_MODELS, push_translator, shipped_translators
 from zoo.search.defaults import BEAM_SIZE
 from zoo.workflow.flags import library_default
-import json
-from zoo.cli.flags import MODEL_HELP, add_debug_flag
-from zoo.constants import CONFIG_FILE, RUN_FILE
-from zoo.hub import HUB_PREFIX, SAVED_MODELS, push_translator, shipped_translators
-
 
 FORMATS = ("tflite",)
 

@@ -6,8 +6,7 @@ from zoo.cli.aer import add_aer_command
 from zoo.cli.average import add_average_command
 from zoo.cli.compare import add_compare_command
 from zoo.cli.evaluate import add_evaluate_command
-from zoo.cli.export import add_export_command
-from zoo.cli.export import add_list_command, add_push_command
+from zoo.cli.export import add_export_command, add_list_command, add_push_command
 from zoo.cli.score import add_score_command
 from zoo.cli.serve import add_serve_command
 from zoo.cli.translate import add_translate_command

@@ -1,4 +1,6 @@
-"""`in_chunks`: a SavedModel endpoint run over chunks of its batch inside the graph, so that
+"""The SavedModel export of a `Translator`, its endpoints run over chunks of their batch.
+
+`in_chunks`: a SavedModel endpoint run over chunks of its batch inside the graph, so that
 a call of thousands of sentences searches a few dozen at a time (bounded memory, little
 padding) and still returns one output per sentence, in input order.
 
@@ -47,11 +49,12 @@ The search settings are written beside it in `zoo_export.json` (a plain file tha
 SavedModel loader ignores).
 """
 
-import tensorflow as tf
 import json
 import os
-from zoo.json_files import write_json
 
+import tensorflow as tf
+
+from zoo.json_files import write_json
 
 SENTENCES = tf.TensorSpec([None], tf.string, name="sentences")
 

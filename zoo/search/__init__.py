@@ -6,23 +6,24 @@ prefixes) and sampling (temperature, top-k, top-p) over a model's decoder step
 `search(model, source_ids, ...)` is the entry, on TensorFlow, JAX and PyTorch alike;
 `SearchSettings` lists its settings, whose defaults live in `zoo.search.defaults`;
 `compile_search(model, settings)` is the search compiled for the Keras backend (what
-`search` runs); `samplers` holds keras-hub's sampler names.
+`search` runs); the samplers (`GreedySampler`, `BeamSampler`, ...) take keras-hub's names.
 """
 
-from zoo.search import defaults, decoding as samplers
+from zoo.search import defaults
 from zoo.search.compile import compile_search, search_function
-from zoo.search.decoding import beam_search, greedy_search, search
-from zoo.search.loop import length_penalty_factor
 from zoo.search.decoding import (
     BeamSampler,
     GreedySampler,
     RandomSampler,
     TopKSampler,
     TopPSampler,
+    beam_search,
+    greedy_search,
+    search,
 )
+from zoo.search.loop import length_penalty_factor
 from zoo.search.sampling import check_sampling, sample
-from zoo.search.settings import SearchResult
-from zoo.search.settings import SearchSettings
+from zoo.search.settings import SearchResult, SearchSettings
 
 __all__ = [
     "BeamSampler",
@@ -39,7 +40,6 @@ __all__ = [
     "greedy_search",
     "length_penalty_factor",
     "sample",
-    "samplers",
     "search",
     "search_function",
 ]

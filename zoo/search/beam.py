@@ -23,9 +23,7 @@ K best finished ones (as fairseq and GNMT do).
 from keras import ops
 
 from zoo.constants import END_ID, PAD_ID
-from zoo.search.loop import SearchLoop, map_structure
-from zoo.search.loop import coverage_penalty
-from zoo.search.loop import NEG_INF
+from zoo.search.loop import NEG_INF, SearchLoop, coverage_penalty, map_structure
 
 
 class BeamSearch(SearchLoop):

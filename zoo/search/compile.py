@@ -28,8 +28,7 @@ from zoo.backend import backend_name, on_tensorflow, on_torch
 from zoo.search.beam import BeamSearch
 from zoo.search.constraints import ConstrainedBeamSearch
 from zoo.search.greedy import GreedySearch
-from zoo.search.settings import SearchResult
-from zoo.search.settings import check_model, settings_of
+from zoo.search.settings import SearchResult, check_model, settings_of
 
 # Compiled searches, per model and settings, so that repeated calls reuse them.
 _COMPILED = weakref.WeakKeyDictionary()

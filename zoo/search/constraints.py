@@ -35,8 +35,7 @@ from keras import ops
 from zoo.constants import END_ID, PAD_ID
 from zoo.search.beam import BeamSearch
 from zoo.search.controls import check_ids
-from zoo.search.loop import map_structure
-from zoo.search.loop import NEG_INF
+from zoo.search.loop import NEG_INF, map_structure
 
 
 def check_constraints(constraints, batch=None, vocab_size=None):

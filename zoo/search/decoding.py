@@ -25,9 +25,8 @@ from zoo.search import defaults
 from zoo.search.compile import compile_search, empty_result, trim
 from zoo.search.constraints import check_constraints
 from zoo.search.controls import check_prefix, target_vocab_size
-from zoo.search.settings import check_model, check_source, settings_of
 from zoo.search.sampling import check_sampling, sample
-from zoo.search.settings import SearchSettings
+from zoo.search.settings import SearchSettings, check_model, check_source, settings_of
 
 
 def search(model, source_ids, settings=None, *, prefix=None, constraints=None, **options):

@@ -1,4 +1,7 @@
-"""GNMT's length and coverage penalties (Wu et al. 2016, eq. 14), by which beam search ranks
+"""What greedy and beam search share: the encoded source, the decoder step, the length
+limits, the chunked top-k of a step, and GNMT's penalties.
+
+GNMT's length and coverage penalties (Wu et al. 2016, eq. 14), by which beam search ranks
 finished hypotheses: `log_probs / lp(Y) + cp(X; Y)`.
 
 The k best allowed tokens of each row of logits, by a chunked top-k (`top_k_allowed`).
@@ -27,14 +30,14 @@ Rules both searches follow:
   more; the returned hypotheses do not change.
 """
 
-from keras import ops
-import numpy as np
-from zoo.constants import PAD_ID, START_ID
 import inspect
+
+import numpy as np
+from keras import ops
+
 from zoo.constants import END_ID, PAD_ID, START_ID
 from zoo.search.controls import StepControls, prefix_lengths
 from zoo.search.settings import check_model
-
 
 COVERAGE_FLOOR = 1e-6  # the coverage penalty's floor on a source position's attention sum
 

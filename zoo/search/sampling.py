@@ -34,8 +34,7 @@ from zoo.constants import END_ID, PAD_ID, START_ID
 from zoo.search import defaults
 from zoo.search.compile import empty_result, no_grad
 from zoo.search.greedy import GreedySearch
-from zoo.search.settings import SearchResult
-from zoo.search.settings import SearchSettings, check_model, check_source
+from zoo.search.settings import SearchResult, SearchSettings, check_model, check_source
 
 _NEG_INF = float("-inf")
 ARGMAX_TEMPERATURE = float(np.finfo(np.float32).tiny)

@@ -11,13 +11,14 @@ The value returned by `zoo.search.search`.
 """
 
 import dataclasses
+from typing import Any, NamedTuple
+
 import numpy as np
 from keras import ops
+
 from zoo.checks import check_int, check_non_negative_float, check_non_negative_ids
 from zoo.constants import INT32_MAX
 from zoo.search import defaults
-from typing import Any, NamedTuple
-
 
 MAX_BEAM_SIZE = 1024  # memory grows with it: B * K decoder states and attention rows
 

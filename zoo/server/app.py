@@ -1,4 +1,6 @@
-"""The page of `GET /`: type a sentence, see its translation and attention heatmap.
+"""The server's Starlette application: its routes, and the page of `GET /`.
+
+The page of `GET /`: type a sentence, see its translation and attention heatmap.
 
 The Starlette application: the routes, the body's reading within the limits, and the
 answers (statuses and `{"error": message}`).
@@ -12,11 +14,13 @@ import logging
 import math
 import os
 import uuid
+
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect
 from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
+
 from zoo.server.batcher import Batcher, QueueFull
 from zoo.server.limits import FALLBACK_BATCH_SIZE, ServerLimits
 from zoo.server.translation import run_batch
@@ -28,7 +32,6 @@ from zoo.server.validation import (
     check_token_counts,
     parse_json,
 )
-
 
 # The page of `GET /`: one form, the translation, and the attention as a table of shaded
 # cells (rows: target tokens, columns: source tokens), with no other files or libraries.

@@ -12,10 +12,11 @@ tokens with spaces and removes " ##", which restores the original spacing exactl
 """
 
 import os
+
 import tensorflow as tf
+
 from zoo.constants import RESERVED_TOKENS, UNK_ID
 from zoo.text.tokenizer import Tokenizer
-
 
 JOINER = "##"
 WORD_START = "\u2581"  # SentencePiece's mark of a piece that begins a word

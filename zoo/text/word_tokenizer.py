@@ -7,8 +7,7 @@ import tensorflow_text as tf_text
 
 from zoo.constants import RESERVED_TOKENS, UNK_ID
 from zoo.text.tokenizer import check_vocab_size
-from zoo.text.vocabulary import JOINER
-from zoo.text.vocabulary import VocabularyTokenizer
+from zoo.text.vocabulary import JOINER, VocabularyTokenizer
 
 # A token is a run of letters / digits / marks, or a single other (punctuation) character.
 _SPLIT = r"\s+|[^\p{L}\p{N}\p{M}\s]"

@@ -9,8 +9,7 @@ import tensorflow_text as tf_text
 from zoo.constants import RESERVED_TOKENS, UNK_TOKEN
 from zoo.text.normalize import normalize_texts
 from zoo.text.tokenizer import DEFAULT_VOCAB_SIZE, check_vocab_size
-from zoo.text.vocabulary import JOINER
-from zoo.text.vocabulary import VocabularyTokenizer
+from zoo.text.vocabulary import JOINER, VocabularyTokenizer
 
 
 class WordPieceTokenizer(VocabularyTokenizer):

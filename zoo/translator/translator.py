@@ -1,4 +1,6 @@
-"""`TracedFunctions`: the `Translator`'s traced graphs (one per beam size, n-best list and
+"""`Translator`: strings in, translations out, and the traced graphs it keeps.
+
+`TracedFunctions`: the `Translator`'s traced graphs (one per beam size, n-best list and
 way of sampling), at most `MAX_TRACED` of them, the least recently used dropped first.
 
 Each traced search holds a graph of its own (tens of MB for a real model, and seconds to
@@ -11,13 +13,15 @@ sizes, with and without decoding controls, prefixes, constraints, sampling; benc
 """
 
 import collections
-import threading
-from zoo.checks import check_int
 import logging
+import threading
+
 import numpy as np
 import tensorflow as tf
+
 from zoo import translation
 from zoo.backend import on_tensorflow
+from zoo.checks import check_int
 from zoo.search import SearchSettings
 from zoo.search.defaults import (
     BATCH_SIZE,
@@ -41,7 +45,6 @@ from zoo.translator import graph, staged
 from zoo.translator.output_folder import SETTINGS, OutputFolder
 from zoo.translator.sampling import Sampling
 from zoo.translator.scoring import Scoring
-
 
 MAX_TRACED = 16
 """The traced functions a `Translator` keeps (its `traced.limit`)."""

@@ -9,8 +9,17 @@ The space, its dimensions and `--fix` rules are in `zoo.tuning.space`; the Hyper
 `TranslationHyperModel`; `recipes/tune.py` is the command line.
 """
 
-from zoo.tuning.runner import format_table, plot_by_attention, trial_table, write_csv
-from zoo.tuning.runner import TUNERS, export_best, make_tuner, objective_name, tune
+from zoo.tuning.runner import (
+    TUNERS,
+    export_best,
+    format_table,
+    make_tuner,
+    objective_name,
+    plot_by_attention,
+    trial_table,
+    tune,
+    write_csv,
+)
 from zoo.tuning.space import ATTENTIONS, DIMENSIONS, check_fixed, parse_fixed
 from zoo.tuning.translation_hyper_model import OBJECTIVES, TranslationHyperModel
 

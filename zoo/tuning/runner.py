@@ -1,4 +1,6 @@
-"""The results of a search: a table of trials sorted by objective (CSV, text) and a plot.
+"""Running a tuning search (`tune`) and reporting its results.
+
+The results of a search: a table of trials sorted by objective (CSV, text) and a plot.
 
 rows = trial_table(tuner)               # list of dicts, best trial first
 write_csv(rows, "runs/tune/trials.csv")
@@ -30,23 +32,23 @@ Example:
 """
 
 import csv
-import math
-import os
-from zoo.tuning.space import ATTENTIONS, DIMENSIONS
 import importlib.util
 import json
+import math
+import os
 import warnings
 from pathlib import Path
+
 import keras
 import keras_tuner
+
 from zoo import data as zoo_data
 from zoo import text
 from zoo.constants import MODEL_FILE
 from zoo.translator import SOURCE_TOKENIZER_DIR, TARGET_TOKENIZER_DIR
-from zoo.tuning import runner as results_lib
 from zoo.tuning import space
+from zoo.tuning.space import ATTENTIONS, DIMENSIONS
 from zoo.tuning.translation_hyper_model import OBJECTIVES, TranslationHyperModel
-
 
 METRICS = ("val_loss", "val_bleu", "val_perplexity", "val_accuracy")
 
@@ -459,10 +461,10 @@ class _TuningData:
 
 def _write_results(search_tuner, hypermodel, directory, objective, export, verbose):
     """The trials table (CSV), the plot by attention variant and `best/`; returns tune's dict."""
-    rows = results_lib.trial_table(search_tuner)
+    rows = trial_table(search_tuner)
     csv_path = directory / "trials.csv"
-    results_lib.write_csv(rows, csv_path)
-    plot_path = results_lib.plot_by_attention(
+    write_csv(rows, csv_path)
+    plot_path = plot_by_attention(
         rows,
         directory / "objective_by_attention.png",
         objective,
@@ -470,6 +472,6 @@ def _write_results(search_tuner, hypermodel, directory, objective, export, verbo
     )
     best = export_best(search_tuner, hypermodel, directory / "best") if export and rows else None
     if verbose:
-        print(results_lib.format_table(rows))
+        print(format_table(rows))
         print(f"Trials: {csv_path}  plot: {plot_path}" + (f"  best model: {best}" if best else ""))
     return {"rows": rows, "csv": csv_path, "plot": plot_path, "best": best, "tuner": search_tuner}
