@@ -18,7 +18,8 @@ from zoo.testing.backend_run import backend_installed, run_in_backend
 from zoo.testing.model_probe import translate_folder
 from zoo.text.preprocessor import encode
 from zoo.translator import Translator
-from zoo.translator.staged import EXPORT_COMMAND, export_with_tensorflow
+from zoo.translator.output_folder import EXPORT_COMMAND
+from zoo.translator.staged import export_with_tensorflow
 
 PROBE = "zoo.testing.model_probe"
 SENTENCES = [*MIXED[:4], "Zwei Männer lachen.", "Eine Frau sitzt auf einer Bank."]

@@ -28,6 +28,18 @@ def on_torch():
     return backend_name() == "torch"
 
 
+def require_tensorflow(what, instead, error=RuntimeError):
+    """Raises `error` unless Keras runs on TensorFlow: `what` (e.g. "Translator.export")
+    needs it, and `instead` tells the user what to do on this backend.
+
+    Example:
+        >>> require_tensorflow("search_function", "Call zoo.search.search.")  # on TensorFlow
+    """
+    backend = backend_name()
+    if backend != "tensorflow":
+        raise error(f"{what} runs on TensorFlow only; Keras runs on {backend!r} here. {instead}")
+
+
 def backend_installed(backend):
     """True when the package of `backend` ("tensorflow", "jax" or "torch") imports."""
     return importlib.util.find_spec(backend) is not None

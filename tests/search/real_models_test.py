@@ -48,10 +48,11 @@ def test_stepping_only_the_rows_still_extending_changes_nothing(preset, beam_siz
     """`skip_ended` steps the decoder (recurrence, attention, output layer) only for the
     rows still extending; the other rows keep a stale state. The hypotheses, scores and
     attention equal those of the search that steps every row."""
+    import keras
+
     from zoo.search.compile import padded_search, trim
     from zoo.search.settings import SearchSettings
 
-    keras = pytest.importorskip("keras")
     keras.utils.set_random_seed(3)
     model = models.build(preset, size="tiny", source_vocab_size=12, target_vocab_size=11)
     decoder = model.get_layer("decoder")

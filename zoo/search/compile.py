@@ -24,7 +24,7 @@ import weakref
 import keras
 from keras import ops
 
-from zoo.backend import backend_name, on_tensorflow, on_torch
+from zoo.backend import backend_name, on_tensorflow, on_torch, require_tensorflow
 from zoo.search.beam import BeamSearch
 from zoo.search.constraints import ConstrainedBeamSearch
 from zoo.search.greedy import GreedySearch
@@ -212,12 +212,12 @@ def search_function(model, settings=None, **options):
     With `jit_compile=True` the search loop is compiled with XLA; only the final cut to
     the steps run happens outside XLA.
     """
-    if not on_tensorflow():
-        raise ValueError(
-            "search_function traces a TensorFlow graph (for the Translator's SavedModel); "
-            f"the Keras backend is {backend_name()!r}: call zoo.search.search, or "
-            "zoo.search.compile_search for the search compiled for this backend."
-        )
+    require_tensorflow(
+        "search_function (a TensorFlow graph, for the Translator's SavedModel)",
+        "Call zoo.search.search, or zoo.search.compile_search for the search compiled for "
+        "this backend.",
+        ValueError,
+    )
     import tensorflow as tf
 
     settings = settings_of(settings, options)

@@ -53,7 +53,7 @@ import os
 import keras
 import tensorflow as tf
 
-from zoo.backend import backend_name
+from zoo.backend import require_tensorflow
 from zoo.errors import UsageError
 
 STRATEGIES = ("default", "mirrored", "multiworker")
@@ -65,13 +65,11 @@ def make_strategy(name="default"):
         raise ValueError(f"Unknown strategy {name!r}; expected one of {STRATEGIES}.")
     if name == "default":
         return tf.distribute.get_strategy()
-    backend = backend_name()
-    if backend != "tensorflow":
-        raise UsageError(
-            f"strategy {name!r} (tf.distribute) trains on TensorFlow only; Keras runs on "
-            f"{backend!r} here. Train with the default strategy (one device), or set "
-            "KERAS_BACKEND=tensorflow."
-        )
+    require_tensorflow(
+        f"strategy {name!r} (tf.distribute)",
+        "Train with the default strategy (one device), or set KERAS_BACKEND=tensorflow.",
+        UsageError,
+    )
     if name == "mirrored":
         return tf.distribute.MirroredStrategy()
     if "TF_CONFIG" not in os.environ:

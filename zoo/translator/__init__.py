@@ -11,7 +11,7 @@ sampling runs one graph for every seed and setting (`zoo.translator.sampling`), 
 `Translator.score` gives given translations' log-probabilities (`zoo.translator.scoring`).
 On JAX and PyTorch the same methods run in stages (`zoo.translator.staged`): the tokenizers
 in TensorFlow on the CPU, the model and the search on the backend, the ids between them as
-NumPy arrays; the export stays TensorFlow (`staged.EXPORT_COMMAND`).
+NumPy arrays; the export stays TensorFlow (`output_folder.EXPORT_COMMAND`).
 
 Input rules (the same in the SavedModel):
 - Sentences are normalised like the training data (NFKC, spaces, optional lowercasing).

@@ -18,7 +18,7 @@ another model file or search would translate without a word.
 import dataclasses
 import os
 
-from zoo.backend import on_tensorflow
+from zoo.backend import require_tensorflow
 from zoo.checks import check_int
 from zoo.constants import (
     CONFIG_FILE,
@@ -192,12 +192,21 @@ def load_parts(directory, name=None):
     return load_model_file(paths[0]), load_tokenizer(paths[1]), load_tokenizer(paths[2])
 
 
+EXPORT_COMMAND = (
+    'KERAS_BACKEND=tensorflow python -c "from zoo.translator import Translator; '
+    "Translator.from_directory('DIR').export('DIR/serving')\""
+)
+"""The one call that exports an output folder DIR (saved on any backend) as a SavedModel:
+TensorFlow loads its .keras file and writes DIR/serving."""
+
+
 def _require_tensorflow(what):
     """A RuntimeError naming the export command unless Keras runs on TensorFlow."""
-    from zoo.translator import staged
-
-    if not on_tensorflow():
-        raise staged.refuse_export(what)
+    require_tensorflow(
+        f"{what} (a SavedModel or LiteRT graph)",
+        "Save the folder (translator.save(DIR, serving=False)) and export it from "
+        f"TensorFlow, which loads its .keras file: {EXPORT_COMMAND}",
+    )
 
 
 class OutputFolder:

@@ -15,7 +15,7 @@ TensorFlow preprocessing beside a JAX or PyTorch model:
    alignments and scores, as the graph computes them.
 
 Each stage is traced once per translator (its text-in and text-out functions are shared
-by its searches). SavedModel and LiteRT export stay TensorFlow: `EXPORT_COMMAND` exports a
+by its searches). SavedModel and LiteRT export stay TensorFlow: `output_folder.EXPORT_COMMAND` exports a
 folder saved on any backend, and `export_with_tensorflow` runs it from another backend's
 process (what a training run on JAX or PyTorch can call to write its serving/).
 """
@@ -24,7 +24,6 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from zoo.backend import backend_name
 from zoo.constants import SERVING_DIR
 from zoo.search import SearchResult, sample, search
 from zoo.search.compile import no_grad
@@ -35,26 +34,9 @@ IDS = tf.TensorSpec([None, None], tf.int32)
 VECTOR = tf.TensorSpec([None], tf.int32)
 FLOATS = tf.TensorSpec([None], tf.float32)
 
-EXPORT_COMMAND = (
-    'KERAS_BACKEND=tensorflow python -c "from zoo.translator import Translator; '
-    "Translator.from_directory('DIR').export('DIR/serving')\""
-)
-"""The one call that exports an output folder DIR (saved on any backend) as a SavedModel:
-TensorFlow loads its .keras file and writes DIR/serving."""
-
-
-def refuse_export(what):
-    """A RuntimeError: `what` (e.g. "Translator.export") needs the TensorFlow backend."""
-    return RuntimeError(
-        f"{what} writes a TensorFlow graph (SavedModel or LiteRT), which needs Keras on "
-        f"TensorFlow; this process runs Keras on {backend_name()}. Save the folder "
-        "(translator.save(DIR, serving=False)) and export it from TensorFlow, which loads "
-        f"its .keras file: {EXPORT_COMMAND}"
-    )
-
 
 def export_with_tensorflow(directory, path=None, timeout=3600, **options):
-    """`EXPORT_COMMAND` run from any backend: a TensorFlow process loads the output folder
+    """`output_folder.EXPORT_COMMAND` run from any backend: a TensorFlow process loads the output folder
     `directory` (saved with `serving=False`) and writes its SavedModel to `path` (default
     `<directory>/serving`) with `Translator.export`'s `options` (JSON values, e.g.
     `n_best=5, sampling={}`). Returns `path`; a RuntimeError holds the process's error."""

@@ -184,7 +184,7 @@ class Translator(OutputFolder, Sampling, Scoring):
     the model and the search run on the backend (`zoo.translator.staged`): `translate`,
     `translate_n_best`, `translate_with_attention`, `score` and `sample` work as on
     TensorFlow; `export` and `export_litert` need TensorFlow, which exports a folder saved
-    on any backend (`zoo.translator.staged.EXPORT_COMMAND`).
+    on any backend (`zoo.translator.output_folder.EXPORT_COMMAND`).
 
     Example:
         >>> translator = Translator.from_directory("saved_models/luong_local_general")

@@ -29,7 +29,8 @@ from zoo import evaluation, training
 from zoo.backend import backend_name, on_tensorflow
 from zoo.constants import CHECKPOINT_DIR
 from zoo.data import make_dataset
-from zoo.translator import MODEL_FILE, SERVING_DIR, Translator, staged
+from zoo.translator import MODEL_FILE, SERVING_DIR, Translator
+from zoo.translator.output_folder import EXPORT_COMMAND
 
 AVERAGED_FILE = "model.averaged.keras"
 
@@ -252,8 +253,7 @@ def evaluate_and_report(
     if export and not on_tensorflow():  # a SavedModel is TensorFlow's
         say(
             f"  serving/ not written: the SavedModel export needs Keras on TensorFlow, this "
-            f"run is on {backend_name()}; export it there: "
-            + staged.EXPORT_COMMAND.replace("DIR", out)
+            f"run is on {backend_name()}; export it there: " + EXPORT_COMMAND.replace("DIR", out)
         )
     elif export:
         serving = os.path.join(out, SERVING_DIR)
