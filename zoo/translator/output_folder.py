@@ -27,7 +27,7 @@ from zoo.constants import (
     SOURCE_TOKENIZER_DIR,
     TARGET_TOKENIZER_DIR,
 )
-from zoo.hub import check_folder, read_metadata, resolve_translator
+from zoo.hub import check_folder, read_metadata
 from zoo.json_files import write_json
 from zoo.search import SearchSettings
 from zoo.search.defaults import SEARCH_DEFAULTS
@@ -209,11 +209,14 @@ def _require_tensorflow(what):
     )
 
 
-class OutputFolder:
-    """The `Translator`'s methods that write and read its files (module docstring): a class
-    that uses it has `model`, `source_tokenizer`, `target_tokenizer`, `get_config()` and
-    `setting(name, value)`, and is made as `cls(model, source_tokenizer, target_tokenizer,
-    **settings)`."""
+class TranslatorFiles:
+    """The files of `translator` (a `Translator`, which holds this part as
+    `translator.files` and answers `save`, `write_config`, `export`, `export_litert` and
+    `push_to_hub` with it): the output folder (module docstring), the SavedModel, the
+    LiteRT file and the hub upload."""
+
+    def __init__(self, translator):
+        self.translator = translator
 
     def export(
         self, path, beam_size=None, greedy=True, attention=True, n_best=None, sampling=None,
@@ -234,7 +237,7 @@ class OutputFolder:
         from zoo.export import export_translator
 
         return export_translator(
-            self, path, beam_size=beam_size, greedy=greedy, attention=attention,
+            self.translator, path, beam_size=beam_size, greedy=greedy, attention=attention,
             n_best=n_best, sampling=sampling, verbose=verbose, chunk_size=chunk_size,
         )  # fmt: skip
 
@@ -248,7 +251,7 @@ class OutputFolder:
         from zoo.export import export_litert
 
         return export_litert(
-            self, path, quantize=quantize, search=search, beam_size=beam_size,
+            self.translator, path, quantize=quantize, search=search, beam_size=beam_size,
             batch_size=batch_size, greedy=greedy,
         )  # fmt: skip
 
@@ -266,7 +269,9 @@ class OutputFolder:
         check_metadata(metadata)
         if serving:
             _require_tensorflow("Translator.save(serving=True)")
-        save_parts(directory, self.model, self.source_tokenizer, self.target_tokenizer)
+        translator = self.translator
+        save_parts(directory, translator.model, translator.source_tokenizer,
+                   translator.target_tokenizer)  # fmt: skip
         self.write_config(directory, metadata)
         if serving:
             self.export(os.path.join(directory, SERVING_DIR))
@@ -275,28 +280,7 @@ class OutputFolder:
     def write_config(self, directory, metadata=None):
         """Writes `<directory>/translator.json`: the search settings (`get_config`) and the
         optional `metadata` keys (see `save`). Returns the file's path."""
-        return write_config(directory, self.get_config(), metadata)
-
-    read_metadata = staticmethod(read_metadata)
-    model_file = staticmethod(model_file)
-
-    @classmethod
-    def from_directory(cls, directory, model_file=None, **overrides):
-        """Loads a translator from an output folder (module docstring).
-
-        Args:
-            directory: the folder, the name of a shipped translator, or a hub handle
-                `hf://owner/name` (`zoo.hub.resolve_translator`).
-            model_file: the model file inside it (default: `Translator.model_file(directory)`,
-                the file the run delivered).
-            **overrides: any of the settings (beam_size, length_penalty, batch_size,
-                max_length_ratio, max_length_offset, coverage_penalty); they replace the
-                values of translator.json. A setting given by neither takes its default
-                (`zoo.search.defaults`).
-        """
-        directory = resolve_translator(directory)
-        settings = read_settings(directory, overrides)
-        return cls(*load_parts(directory, model_file), **settings)
+        return write_config(directory, self.translator.get_config(), metadata)
 
     def push_to_hub(self, handle, token=None, private=False, metadata=None):
         """Uploads this translator to the Hugging Face Hub repository `handle`

@@ -1,5 +1,5 @@
-"""`Sampling`: the `Translator`'s sampled translations (`sample`), through one traced
-function for every seed, temperature, top_k and top_p."""
+"""`Sampler`: the part of a `Translator` that draws translations at random (`sample`),
+through one traced function for every seed, temperature, top_k and top_p."""
 
 import threading
 
@@ -22,19 +22,20 @@ SAMPLING_SIGNATURE = [
 ]
 
 
-class Sampling:
-    """The `Translator`'s sampling methods. A class that uses it has `target_tokenizer`,
-    `_function(key, body, signature)` and `_run(sentences, batch_size, progress, make)` (the
-    `Translator`'s), and calls `_init_sampling()` when made."""
+class Sampler:
+    """The sampled translations of `translator` (a `Translator`, which holds its sampler as
+    `translator.sampler` and answers `sample`, `sample_function` and `graph_sample` with it).
 
-    def _init_sampling(self):
-        # The draws come from one SeedGenerator (a variable, made when first needed), which
-        # each call of `sample` sets from its seed: one call at a time.
+    The draws come from one `keras.random.SeedGenerator` (a variable, made when first
+    needed), which each call of `sample` sets from its seed: one call at a time."""
+
+    def __init__(self, translator):
+        self.translator = translator
         self._seed_generator = None
-        self._sample_lock = threading.RLock()
+        self._lock = threading.RLock()
 
     def _generator(self):
-        with self._sample_lock:
+        with self._lock:
             if self._seed_generator is None:
                 self._seed_generator = keras.random.SeedGenerator(0, name="sample_seed")
             return self._seed_generator
@@ -43,7 +44,7 @@ class Sampling:
         """One translation drawn per `tf.string` sentence (B,) from the `SeedGenerator`
         `seed`, in the graph (`zoo.translator.graph.draw`); temperature, top_k and top_p
         are numbers or scalar tensors (`zoo.search.sampling.shaped_logits`)."""
-        return graph.draw(self, sentences, seed, temperature, top_k, top_p)
+        return graph.draw(self.translator, sentences, seed, temperature, top_k, top_p)
 
     def sample(
         self, sentences, temperature=TEMPERATURE, top_k=None, top_p=None, seed=None, batch_size=None,
@@ -65,7 +66,8 @@ class Sampling:
         """
         check_sampling(temperature, top_k, top_p)
         seed = check_int(None, "seed", seed, minimum=0, allow_none=True)
-        vocab = self.target_tokenizer.vocab_size
+        translator = self.translator
+        vocab = translator.target_tokenizer.vocab_size
         settings = (  # as the traced function takes them: float32, int32, float32
             np.float32(min(float(temperature), float(np.finfo(np.float32).max))),
             np.int32(vocab if top_k is None else min(top_k, vocab)),  # V: no cut
@@ -76,22 +78,22 @@ class Sampling:
             function = self.sample_function()
             return lambda strings: function(strings, *settings)
 
-        with self._sample_lock:
+        with self._lock:
             if seed is None:
                 seed = int(np.random.default_rng().integers(2**31))
             if not on_tensorflow():  # the draws on the backend, seeded per batch
                 asked = (float(settings[0]), top_k and int(settings[1]), top_p)
-                make = lambda: staged.sample_call(self, seed, *asked)  # noqa: E731
-                _, outputs = self._run(sentences, batch_size, progress, make)
+                make = lambda: staged.sample_call(translator, seed, *asked)  # noqa: E731
+                _, outputs = translator.run_batches(sentences, batch_size, progress, make)
                 return [as_text(out["translation"]) for out in outputs]
             state = self._generator().state
             state.assign(np.array([seed, 0], state.dtype))  # as SeedGenerator(seed) starts
-            _, outputs = self._run(sentences, batch_size, progress, make)
+            _, outputs = translator.run_batches(sentences, batch_size, progress, make)
         return [as_text(out["translation"]) for out in outputs]
 
     def sample_function(self):
         """The `tf.function` `(sentences, temperature, top_k, top_p) -> dict` that `sample`
-        runs on TensorFlow (`graph_sample` drawing from this translator's `SeedGenerator`, which `sample`
+        runs on TensorFlow (`graph_sample` drawing from this sampler's `SeedGenerator`, which `sample`
         sets from its seed), traced once for every seed and setting. A `top_k` of the
         vocabulary size and a `top_p` of 1 cut nothing."""
         generator = self._generator()
@@ -99,4 +101,4 @@ class Sampling:
         def body(sentences, temperature, top_k, top_p):
             return self.graph_sample(sentences, generator, temperature, top_k, top_p)
 
-        return self._function(("sample",), body, SAMPLING_SIGNATURE)
+        return self.translator.traced_function(("sample",), body, SAMPLING_SIGNATURE)

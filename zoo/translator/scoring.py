@@ -1,4 +1,5 @@
-"""`Scoring`: the `Translator`'s teacher-forced scores of given translations (`score`)."""
+"""`Scorer`: the part of a `Translator` that scores given translations by teacher forcing
+(`score`)."""
 
 import numpy as np
 import tensorflow as tf
@@ -15,19 +16,21 @@ SCORING_SIGNATURE = [
 ]
 
 
-class Scoring:
-    """The `Translator`'s scoring methods. A class that uses it has `preprocessor`,
-    `setting(name, value)`, `_function(key, body, signature)` and `_traced_call(make)`
-    (the `Translator`'s)."""
+class Scorer:
+    """The teacher-forced scores of `translator` (a `Translator`, which holds its scorer as
+    `translator.scorer` and answers `score`, `score_function` and `graph_score` with it)."""
+
+    def __init__(self, translator):
+        self.translator = translator
 
     def graph_score(self, sources, targets):
         """The in-graph scores of `tf.string` pairs (B,) (`zoo.translator.graph.score`): a
         dict of total, per_token and target_tokens."""
-        return graph.score(self, sources, targets)
+        return graph.score(self.translator, sources, targets)
 
     def score_function(self):
         """The `tf.function` `(sources, targets) -> dict` that `score` runs, traced once."""
-        return self._function(("score",), self.graph_score, SCORING_SIGNATURE)
+        return self.translator.traced_function(("score",), self.graph_score, SCORING_SIGNATURE)
 
     def score(self, sources, targets, batch_size=None, progress=False):
         """The model's log-probability of each `targets[i]` as the translation of
@@ -50,16 +53,17 @@ class Scoring:
                 f"sources and targets must be as many, received {len(sources)} sources and "
                 f"{len(targets)} targets."
             )
-        batch_size = self.setting("batch_size", batch_size)
+        translator = self.translator
+        batch_size = translator.setting("batch_size", batch_size)
         if not sources:
             return []
-        target_lengths = token_lengths(self.preprocessor.target_tokenizer, targets)
-        order = np.lexsort((-target_lengths, -self.preprocessor.source_lengths(sources)))
+        target_lengths = token_lengths(translator.preprocessor.target_tokenizer, targets)
+        order = np.lexsort((-target_lengths, -translator.preprocessor.source_lengths(sources)))
         if on_tensorflow():
-            call = self._traced_call(self.score_function)
+            call = translator.traced_call(self.score_function)
         else:  # the model on the backend (zoo.translator.staged)
-            make = lambda: self.traced.get(("score",), lambda: staged.score_call(self))  # noqa: E731
-            call = self._traced_call(make)
+            make = lambda: translator.traced.get(("score",), lambda: staged.score_call(translator))  # noqa: E731
+            call = translator.traced_call(make)
         scores = [None] * len(sources)
         with tqdm(total=len(sources), unit="pair", desc="score", disable=not progress) as bar:
             for start in range(0, len(order), batch_size):

@@ -13,6 +13,7 @@ sizes, with and without decoding controls, prefixes, constraints, sampling; benc
 """
 
 import collections
+import functools
 import logging
 import threading
 
@@ -22,6 +23,7 @@ import tensorflow as tf
 from zoo import translation
 from zoo.backend import on_tensorflow
 from zoo.checks import check_int
+from zoo.hub import resolve_translator
 from zoo.search import SearchSettings
 from zoo.search.defaults import (
     BATCH_SIZE,
@@ -42,9 +44,16 @@ from zoo.translation import (
     to_translation,
 )
 from zoo.translator import graph, staged
-from zoo.translator.output_folder import SETTINGS, OutputFolder
-from zoo.translator.sampling import Sampling
-from zoo.translator.scoring import Scoring
+from zoo.translator.output_folder import (
+    SETTINGS,
+    TranslatorFiles,
+    load_parts,
+    model_file,
+    read_metadata,
+    read_settings,
+)
+from zoo.translator.sampling import Sampler
+from zoo.translator.scoring import Scorer
 
 MAX_TRACED = 16
 """The traced functions a `Translator` keeps (its `traced.limit`)."""
@@ -144,12 +153,23 @@ def _warn_past_limit(limit, lengths):
     )
 
 
+def _part_method(part, method):
+    """A `Translator` method that is `method` of the part the translator holds as `part`
+    (its signature and docstring)."""
+
+    @functools.wraps(method)
+    def call(self, *args, **kwargs):
+        return method(getattr(self, part), *args, **kwargs)
+
+    return call
+
+
 def _setting(name):
     """A read-only attribute: the translator's search setting `name` (`Translator.settings`)."""
     return property(lambda self: getattr(self.settings, name), doc=f"`settings.{name}`.")
 
 
-class Translator(OutputFolder, Sampling, Scoring):
+class Translator:
     """Translates lists of sentences with a `zoo` model and its source/target tokenizers.
 
     Args:
@@ -179,6 +199,10 @@ class Translator(OutputFolder, Sampling, Scoring):
     reused by every later call; sampling traces one for every seed, temperature, top_k and
     top_p. The translator keeps the `zoo.translator.translator.MAX_TRACED` most recently used
     of them (`translator.traced`, a `TracedFunctions`).
+
+    A translator holds its parts: `files` (the output folder, the SavedModel and LiteRT
+    export: `save`, `export`, ...), `sampler` (`sample`) and `scorer` (`score`); their
+    methods are the translator's.
 
     On JAX and PyTorch (`KERAS_BACKEND`) the tokenizers stay TensorFlow, on the CPU, and
     the model and the search run on the backend (`zoo.translator.staged`): `translate`,
@@ -217,7 +241,42 @@ class Translator(OutputFolder, Sampling, Scoring):
         )
         self.batch_size = check_int(None, "batch_size", batch_size)
         self.traced = TracedFunctions()
-        self._init_sampling()
+        self.sampler = Sampler(self)
+        self.scorer = Scorer(self)
+        self.files = TranslatorFiles(self)
+
+    # The parts' methods (zoo.translator.sampling, .scoring and .output_folder).
+    sample = _part_method("sampler", Sampler.sample)
+    sample_function = _part_method("sampler", Sampler.sample_function)
+    graph_sample = _part_method("sampler", Sampler.graph_sample)
+    score = _part_method("scorer", Scorer.score)
+    score_function = _part_method("scorer", Scorer.score_function)
+    graph_score = _part_method("scorer", Scorer.graph_score)
+    save = _part_method("files", TranslatorFiles.save)
+    write_config = _part_method("files", TranslatorFiles.write_config)
+    export = _part_method("files", TranslatorFiles.export)
+    export_litert = _part_method("files", TranslatorFiles.export_litert)
+    push_to_hub = _part_method("files", TranslatorFiles.push_to_hub)
+    read_metadata = staticmethod(read_metadata)
+    model_file = staticmethod(model_file)
+
+    @classmethod
+    def from_directory(cls, directory, model_file=None, **overrides):
+        """Loads a translator from an output folder (`zoo.translator.output_folder`).
+
+        Args:
+            directory: the folder, the name of a shipped translator, or a hub handle
+                `hf://owner/name` (`zoo.hub.resolve_translator`).
+            model_file: the model file inside it (default: `Translator.model_file(directory)`,
+                the file the run delivered).
+            **overrides: any of the settings (beam_size, length_penalty, batch_size,
+                max_length_ratio, max_length_offset, coverage_penalty); they replace the
+                values of translator.json. A setting given by neither takes its default
+                (`zoo.search.defaults`).
+        """
+        directory = resolve_translator(directory)
+        settings = read_settings(directory, overrides)
+        return cls(*load_parts(directory, model_file), **settings)
 
     beam_size = _setting("beam_size")
     length_penalty = _setting("length_penalty")
@@ -271,7 +330,7 @@ class Translator(OutputFolder, Sampling, Scoring):
         and scores (`zoo.translator.graph.translate_n_best`)."""
         return graph.translate_n_best(self, sentences, beam_size, n_best, **inputs)
 
-    def _function(self, key, body, signature=(SENTENCES,)):
+    def traced_function(self, key, body, signature=(SENTENCES,)):
         """The cached `tf.function` `body(sentences, ...)` of `key`, traced once (while it
         stays among the `traced` functions)."""
         return self.traced.get(key, lambda: _trace(body, signature))
@@ -307,7 +366,7 @@ class Translator(OutputFolder, Sampling, Scoring):
         )
         if names or extras:  # a variant: whether it takes the controls, and its extras
             key = (*key, bool(names), extras)
-        function = self._function(key, traced, signature)
+        function = self.traced_function(key, traced, signature)
         if not values:
             return function
         return lambda sentences, *tensors: function(sentences, *tensors, *values)
@@ -332,7 +391,7 @@ class Translator(OutputFolder, Sampling, Scoring):
         return self._search_function((beam_size, attention), body, controls, extras, stages)
 
     # -- translation ---------------------------------------------------------------------------
-    def _run(self, sentences, batch_size, progress, make, extras=None):
+    def run_batches(self, sentences, batch_size, progress, make, extras=None):
         """(sentences, one dict of NumPy outputs per sentence, in input order) of the graph
         function `make()` gives, over sorted batches (`run_in_batches`); `extras`: None,
         or one dict per sentence of the extra inputs it takes (`graph.search_inputs`)."""
@@ -345,14 +404,14 @@ class Translator(OutputFolder, Sampling, Scoring):
         limit = self.source_limit()
         if limit is not None:
             _warn_past_limit(limit, lengths)
-        call = self._traced_call(make)
+        call = self.traced_call(make)
         if extras is None:
             run = lambda strings, start: call(strings)  # noqa: E731
         else:
             run = lambda strings, start, rows: call(strings, *graph.extra_tensors(rows))  # noqa: E731
         return sentences, run_in_batches(sentences, batch_size, run, progress, lengths, extras)
 
-    def _traced_call(self, make):
+    def traced_call(self, make):
         """`(*inputs) -> outputs` of the traced function `make()` gives."""
         function = make()
 
@@ -437,7 +496,7 @@ class Translator(OutputFolder, Sampling, Scoring):
         """The translations (str) of `sentences`, none longer than MAX_SOURCE_TOKENS."""
         controls, extras, names = graph.search_inputs(self, sentences, **asked)
         make = lambda: self.translate_function(beam_size, False, controls, names)  # noqa: E731
-        _, outputs = self._run(sentences, batch_size, progress, make, extras)
+        _, outputs = self.run_batches(sentences, batch_size, progress, make, extras)
         return [as_text(out["translation"]) for out in outputs]
 
     def replace_unknown(self, translations, dictionary=None):
@@ -469,7 +528,7 @@ class Translator(OutputFolder, Sampling, Scoring):
         asked = dict(prefix=prefix, constraints=constraints, **controls)
         controls, extras, names = graph.search_inputs(self, sentences, **asked)
         make = lambda: self.translate_function(beam_size, True, controls, names)  # noqa: E731
-        sentences, outputs = self._run(sentences, batch_size, progress, make, extras)
+        sentences, outputs = self.run_batches(sentences, batch_size, progress, make, extras)
         return [to_translation(s, out) for s, out in zip(sentences, outputs, strict=True)]
 
     def translate_n_best(
@@ -500,6 +559,6 @@ class Translator(OutputFolder, Sampling, Scoring):
             key = ("n_best", beam_size, n_best)
             return self._search_function(key, body, controls, names, stages)
 
-        _, outputs = self._run(sentences, batch_size, progress, make, extras)
+        _, outputs = self.run_batches(sentences, batch_size, progress, make, extras)
         pairs = [zip(o["translations"], o["scores"], strict=True) for o in outputs]
         return [[(as_text(text), float(score)) for text, score in p] for p in pairs]
