@@ -7,6 +7,11 @@ Corpora too large for memory: `open_stream(...)` -> `StreamedCorpus`, `count_str
 `stream_dataset(...)` -> the same batches, read from disk each epoch (zoo.data.corpus);
 `worker_stream(...)` -> each worker's shard of them, for multi-worker training;
 `StreamCounter` counts the pairs a stream reads and drops as it trains.
+The two kinds of corpus answer one interface: `name`, `source_lang`, `target_lang`,
+`split`, `sample(count, seed)` (pairs to train tokenizers on) and
+`dataset(source_tokenizer, target_tokenizer, **options)` (their training batches: the
+keyword arguments of `make_dataset` for a `Corpus`, of `stream_dataset` for a
+`StreamedCorpus`, which share their meanings).
 Both pipelines take `subword_regularization=ALPHA`: the training pairs' SentencePiece
 segmentations sampled each time they are read (zoo.data.batching). Their defaults
 (`DEFAULT_BATCH_SIZE`, `DEFAULT_MAX_LENGTH`, `DEFAULT_BATCHING`, `DEFAULT_POOL_BATCHES`,

@@ -60,10 +60,10 @@ from zoo.data.files import (
     gzip_error,
     note_read,
     open_binary,
+    prepared_files,
     read_head,
     tsv_fields,
 )
-from zoo.data.sources import prepared_files
 from zoo.text.preprocessor import TOKENIZE_BATCH, encode, token_lengths
 
 

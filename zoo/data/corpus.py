@@ -38,6 +38,7 @@ A stream's files are checked before its first epoch (`zoo.data.batching.check`).
 import dataclasses
 import logging
 import os
+import random
 
 from zoo.data.batching import check, make_dataset
 from zoo.data.files import MissingDataError, read_parallel, read_tsv
@@ -91,6 +92,14 @@ class Corpus:
         if isinstance(count, bool) or not isinstance(count, int) or count < 0:
             raise ValueError(f"Corpus.take needs an int count >= 0, received {count!r}.")
         return dataclasses.replace(self, source=self.source[:count], target=self.target[:count])
+
+    def sample(self, count, seed=0):
+        """At most `count` pairs, for training tokenizers: every pair when the corpus holds
+        no more, else a seeded sample in corpus order; (sources, targets) lists."""
+        if len(self) <= count:
+            return self.source, self.target
+        chosen = sorted(random.Random(seed).sample(range(len(self)), count))
+        return [self.source[i] for i in chosen], [self.target[i] for i in chosen]
 
     def dataset(self, source_tokenizer, target_tokenizer, **kwargs):
         """`zoo.data.make_dataset(self.source, self.target, ...)`; same keyword arguments."""

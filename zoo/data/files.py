@@ -368,3 +368,17 @@ def tsv_fields(line, path, number):
             f"{len(fields) - 1}: {line[:80]!r}."
         )
     return fields
+
+
+def prepared_files(name, split, data_dir=None):
+    """The files of `split` of TFDS dataset `name` as prepared on disk (its record shards in
+    the dataset's version folder); [] when it is not prepared there (or TFDS cannot say)."""
+    import tensorflow_datasets as tfds
+
+    try:
+        folder = tfds.builder(name, data_dir=data_dir).data_dir
+        names = sorted(os.listdir(folder))
+    except Exception:  # not prepared, or unknown to this TFDS: nothing to list
+        return []
+    base = str(split).split("[", 1)[0].split("+", 1)[0]
+    return [os.path.join(folder, n) for n in names if f"-{base}." in n]

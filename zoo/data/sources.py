@@ -16,11 +16,10 @@ sentence (`zoo.data.splits.split_pairs`: hash-based, deterministic, whatever the
 `load_anki` is the corpus registry's loader (zoo.data.registry).
 """
 
-import os
 
 import tqdm
 
-from zoo.data.files import MissingDataError, data_dir, note_read, read_tsv
+from zoo.data.files import MissingDataError, data_dir, note_read, prepared_files, read_tsv
 from zoo.data.splits import split_pairs
 from zoo.data.streamed_corpus import StreamedCorpus
 
@@ -36,20 +35,6 @@ def tfds_dataset_name(corpus, datasets, source_lang, target_lang):
             f"{corpus} has the language pairs {known}; received {source_lang!r} -> {target_lang!r}."
         )
     return found
-
-
-def prepared_files(name, split, data_dir=None):
-    """The files of `split` of TFDS dataset `name` as prepared on disk (its record shards in
-    the dataset's version folder); [] when it is not prepared there (or TFDS cannot say)."""
-    import tensorflow_datasets as tfds
-
-    try:
-        folder = tfds.builder(name, data_dir=data_dir).data_dir
-        names = sorted(os.listdir(folder))
-    except Exception:  # not prepared, or unknown to this TFDS: nothing to list
-        return []
-    base = str(split).split("[", 1)[0].split("+", 1)[0]
-    return [os.path.join(folder, n) for n in names if f"-{base}." in n]
 
 
 def load_tfds_pairs(name, source_lang, target_lang, split, data_dir=None, download=True):

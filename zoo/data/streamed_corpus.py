@@ -18,6 +18,7 @@ import random
 
 import tensorflow as tf
 
+from zoo.data.batching import stream_dataset
 from zoo.data.files import MissingDataError
 from zoo.text.preprocessor import TOKENIZE_BATCH
 
@@ -188,6 +189,11 @@ class StreamedCorpus:
             source_path, target_path = entry
             return tf.data.Dataset.zip(_text_lines(source_path), _text_lines(target_path))
         return _text_lines(entry)
+
+    def dataset(self, source_tokenizer, target_tokenizer, **options):
+        """`zoo.data.stream_dataset(self, source_tokenizer, target_tokenizer, ...)`: the
+        training batches read from disk; the same keyword arguments."""
+        return stream_dataset(self, source_tokenizer, target_tokenizer, **options)
 
     def sample(self, count=DEFAULT_TOKENIZER_SAMPLE, seed=0):
         """A seeded uniform sample of at most `count` pairs (reservoir sampling over one

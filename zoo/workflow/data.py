@@ -25,11 +25,9 @@ from zoo.data import (
     check_files,
     count_stream,
     load_corpus,
-    make_dataset,
     materialise,
     open_stream,
     report_drops,
-    stream_dataset,
     stream_steps,
     total_bytes,
     worker_stream,
@@ -106,13 +104,7 @@ def _tokenizer_sentences(args, train, say):
     sample of at most --tokenizer-sample pairs (both in memory and streamed)."""
     if isinstance(train, StreamedCorpus):
         say(f"Tokenizers: sampling at most {args.tokenizer_sample:,} pairs of the stream")
-        return train.sample(args.tokenizer_sample, seed=args.seed)
-    if len(train) <= args.tokenizer_sample:
-        return train.source, train.target
-    import random
-
-    chosen = sorted(random.Random(args.seed).sample(range(len(train)), args.tokenizer_sample))
-    return [train.source[i] for i in chosen], [train.target[i] for i in chosen]
+    return train.sample(args.tokenizer_sample, seed=args.seed)
 
 
 def tokenizers(args, train, out, chief, say):
@@ -195,9 +187,7 @@ def pipelines(args, train, val, tokenizers, out, chief, say):
     reads its own shard, the same number of steps as the others (zoo.data.worker_stream)."""
 
     def dataset(corpus, **kwargs):
-        return make_dataset(
-            corpus.source, corpus.target, *tokenizers, batch_size=args.batch_size, **kwargs
-        )
+        return corpus.dataset(*tokenizers, batch_size=args.batch_size, **kwargs)
 
     val_data = dataset(val, max_length=None, shuffle=False, batching="plain")  # exact pieces
     sampling = dict(subword_regularization=subword_regularization(args, tokenizers))
@@ -260,8 +250,8 @@ def _streamed(args, train, tokenizers, out, chief, say, val_data, sampling):
         return train_data, val_data, steps, []
 
     def train_data(epoch):
-        return stream_dataset(
-            train, *tokenizers, batch_size=args.batch_size, counts=counts, counter=counter,
+        return train.dataset(
+            *tokenizers, batch_size=args.batch_size, counts=counts, counter=counter,
             **options(epoch),
         )  # fmt: skip
 
