@@ -540,3 +540,27 @@ def test_prefixes_and_constraints_the_target_vocabulary_cannot_write_are_refused
         for ban in (False, True):
             with pytest.raises(ValueError, match=r"\[1\]: " + named + " holds characters"):
                 call(sentences, ban_unknown=ban, **asked)
+
+
+def test_the_translator_holds_its_settings_and_parts(translator):
+    """The translator's search settings are one checked `SearchSettings`; its parts answer
+    its methods with their own signatures; a misspelt control is named."""
+    import inspect
+
+    from zoo.search import SearchSettings
+    from zoo.translator.sampling import Sampler
+    from zoo.translator.scoring import Scorer
+
+    assert isinstance(translator.settings, SearchSettings)
+    assert translator.beam_size == translator.settings.beam_size
+    assert translator.get_config()["length_penalty"] == translator.settings.length_penalty
+    assert inspect.signature(Translator.sample) == inspect.signature(Sampler.sample)
+    assert inspect.signature(Translator.score) == inspect.signature(Scorer.score)
+    assert translator.sampler.translator is translator and translator.files.translator is translator
+    with pytest.raises(TypeError, match=r"Unknown decoding control\(s\) \['min_lenght'\]"):
+        translator.translate(["Ein Hund."], min_lenght=3)
+    parts = (translator.model, translator.source_tokenizer, translator.target_tokenizer)
+    with pytest.raises(ValueError, match="beam_size must be an int >= 1"):
+        Translator(*parts, beam_size=0)
+    with pytest.raises(ValueError, match="max_length_ratio must be in"):
+        Translator(*parts, max_length_ratio=100.0)

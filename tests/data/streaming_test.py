@@ -244,3 +244,23 @@ def test_worker_stream_reads_its_shard_for_the_same_number_of_steps(files, token
     assert len(read[0] & read[1]) <= 4  # Multi30k repeats a few German sentences
     with pytest.raises(ValueError, match="come from the input context"):
         worker_stream(stream, *tokenizer_pair, batch_size=32, steps=3, counts=counts)
+
+
+def test_both_kinds_of_corpus_answer_one_interface(files, small_corpus, tokenizer_pair):
+    """A `Corpus` and a `StreamedCorpus` of the same pairs: the same names, a tokenizer
+    sample of at most the count asked (every pair when there are no more), and from
+    `dataset()` the batches of `make_dataset` and `stream_dataset`."""
+    stream = open_stream(str(files / "{split}"), "de", "en", "train")
+    for corpus in (small_corpus, stream):
+        assert (corpus.source_lang, corpus.target_lang, corpus.split) == ("de", "en", "train")
+        sources, targets = corpus.sample(50, seed=3)
+        assert len(sources) == len(targets) == 50
+        assert set(zip(sources, targets, strict=True)) <= set(small_corpus.pairs())
+    assert small_corpus.sample(len(small_corpus)) == (small_corpus.source, small_corpus.target)
+    assert small_corpus.sample(50, seed=3) == small_corpus.sample(50, seed=3)
+    options = dict(batch_size=16, max_length=None, seed=5, pool_batches=4)
+    memory = small_corpus.dataset(*tokenizer_pair, **options)
+    direct = make_dataset(small_corpus.source, small_corpus.target, *tokenizer_pair, **options)
+    assert _equal(_arrays(memory), _arrays(direct))
+    streamed = stream.dataset(*tokenizer_pair, shuffle_buffer=len(small_corpus), **options)
+    assert _equal(_arrays(streamed), _arrays(memory))

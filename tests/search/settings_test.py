@@ -63,17 +63,16 @@ def test_search_function_with_no_settings_uses_the_library_defaults(model):
 
 
 def test_signatures_render_the_defaults():
-    """`help(search)` shows SearchSettings' fields with the defaults (then `search`'s
-    per-sentence inputs, the prefix and the constraints); sampling and the samplers take
-    theirs from the same module."""
+    """`search` and `search_function` take the settings as one object (its fields by name
+    besides), whose defaults are the library's; sampling and the samplers take theirs
+    from the same module."""
     fields = {f.name: f.default for f in dataclasses.fields(SearchSettings)}
     for function, leading, trailing in (
-        (search, ["model", "source_ids"], ["prefix", "constraints"]),
-        (search_function, ["model"], []),
+        (search, ["model", "source_ids", "settings"], ["prefix", "constraints", "options"]),
+        (search_function, ["model", "settings"], ["options"]),
     ):
-        parameters = inspect.signature(function).parameters
-        assert list(parameters) == leading + list(fields) + trailing
-        assert {name: parameters[name].default for name in fields} == fields
+        assert list(inspect.signature(function).parameters) == leading + trailing
+    assert dataclasses.asdict(SearchSettings()) == fields
     assert {name: fields[name] for name in DEFAULTS} == DEFAULTS
     lengths = {"max_length_ratio": 1.5, "max_length_offset": 10}
     assert lengths == {k: DEFAULTS[k] for k in lengths}  # the documented limits
@@ -95,7 +94,7 @@ def test_settings_are_normalised_hashable_and_positional_in_the_old_order(model)
     assert hash(settings) == hash(SearchSettings(3, 1.0, 2.0, 4, True))
     with pytest.raises(dataclasses.FrozenInstanceError):
         settings.beam_size = 2
-    positional = search(model, SOURCES, 2, 0.5, 1.0, 3)
+    positional = search(model, SOURCES, SearchSettings(2, 0.5, 1.0, 3))
     named = search(
         model, SOURCES, beam_size=2, length_penalty=0.5, max_length_ratio=1.0, max_length_offset=3
     )
@@ -167,3 +166,29 @@ def test_a_negative_source_id_is_refused_naming_it(model):
         search(model, np.array([[5, 6], [-3, 4]], "int32"), beam_size=2)
     with pytest.raises(ValueError, match="source_ids must be token ids >= 0"):
         sample(model, tf.constant([[5, -1]]), seed=1)
+
+
+def test_settings_given_by_name_replace_those_of_the_object(model):
+    """One `SearchSettings` passed on, with fields by name replacing its own for a call,
+    gives the search of those settings; a name that is no field, or settings that are no
+    `SearchSettings`, are refused naming what was expected."""
+    settings = SearchSettings(beam_size=3, length_penalty=0.0)
+    assert_same(
+        search(model, SOURCES, settings, n_best=2),
+        search(model, SOURCES, beam_size=3, length_penalty=0.0, n_best=2),
+    )
+    assert settings.replace(beam_size=4) == SearchSettings(beam_size=4, length_penalty=0.0)
+    assert settings.replace() is settings
+    assert settings.controls == defaults.CONTROL_DEFAULTS
+    traced = search_function(model, settings, beam_size=2)(tf.constant(SOURCES))
+    eager = search(model, SOURCES, beam_size=2, length_penalty=0.0)
+    np.testing.assert_array_equal(traced.ids, eager.ids)
+    np.testing.assert_allclose(traced.scores, eager.scores, rtol=1e-6)
+    with pytest.raises(TypeError, match="Unknown search option\\(s\\) \\['beams'\\].*beam_size"):
+        search(model, SOURCES, settings, beams=2)
+    with pytest.raises(TypeError, match="settings must be a zoo.search.SearchSettings or None"):
+        search(model, SOURCES, {"beam_size": 2})
+    with pytest.raises(TypeError, match="settings must be"):
+        search(model, SOURCES, 2)
+    sampler = BeamSampler(num_beams=2, length_penalty=0.0)
+    assert sampler.settings == SearchSettings(2, 0.0, return_attention=False)
