@@ -100,25 +100,6 @@ def beam_search(model, source_ids, beam_size=defaults.BEAM_SIZE, settings=None, 
     return search(model, source_ids, settings, **options, beam_size=beam_size)
 
 
-class GreedySampler:
-    """keras-hub's name for greedy search: the arg-max token at every step."""
-
-    def __init__(
-        self,
-        max_length_ratio=defaults.MAX_LENGTH_RATIO,
-        max_length_offset=defaults.MAX_LENGTH_OFFSET,
-    ):
-        self.settings = SearchSettings(
-            beam_size=1,
-            max_length_ratio=max_length_ratio,
-            max_length_offset=max_length_offset,
-            return_attention=False,
-        )
-
-    def __call__(self, model, source_ids):
-        return search(model, source_ids, self.settings)
-
-
 class BeamSampler:
     """keras-hub's name for beam search with `num_beams` hypotheses (`zoo.search.search`)."""
 
@@ -142,6 +123,17 @@ class BeamSampler:
 
     def __call__(self, model, source_ids):
         return search(model, source_ids, self.settings)
+
+
+class GreedySampler(BeamSampler):
+    """keras-hub's name for greedy search: the arg-max token at every step."""
+
+    def __init__(
+        self,
+        max_length_ratio=defaults.MAX_LENGTH_RATIO,
+        max_length_offset=defaults.MAX_LENGTH_OFFSET,
+    ):
+        super().__init__(1, max_length_ratio=max_length_ratio, max_length_offset=max_length_offset)
 
 
 class RandomSampler:
