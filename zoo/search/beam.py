@@ -124,30 +124,7 @@ class BeamSearch(SearchLoop):
         new_scores = ops.reshape(new_scores, (-1,))
         parents = ops.reshape(self.beam_offsets[:, None] + chosen // self.per_beam, (-1,))
         tokens = ops.take_along_axis(ops.reshape(top_ids, (-1, width)), chosen, axis=1)
-        dead = ops.equal(new_scores, NEG_INF)  # fewer than K candidates, or at the limit
-        tokens = ops.cast(ops.where(dead, PAD_ID, ops.reshape(tokens, (-1,))), "int32")
-        if self.return_attention and weights is not None:
-            weights = ops.take(weights, parents, axis=0)
-        out = {
-            "t": t + 1,
-            "prev_ids": tokens,
-            "state": map_structure(lambda x: ops.take(x, parents, axis=0), tuple(new_state)),
-            "scores": new_scores,
-            "inactive": dead,
-            "lengths": ops.where(dead, 0, t + 1),
-            "pool": pool,
-        }
-        if coverage is not None:
-            out["coverage"] = ops.take(coverage, parents, axis=0)
-        if self.keeps_history:
-            history = ops.take(v["history"], parents, axis=0)
-            out["history"] = ops.slice_update(history, [0, t], tokens[:, None])
-        out.update(self.record(v, t, tokens, parents, dead, weights))
-        if self.skip_ended and self.stop_early:
-            # A decided sentence's alive hypotheses can no longer be chosen: end them, so
-            # later steps skip their output layer too.
-            out["inactive"] = ops.logical_or(dead, ops.repeat(self.decided(out), k, axis=0))
-        return out
+        return self.next_variables(v, t, tokens, parents, new_scores, new_state, pool, coverage, weights)
 
     def pool_picks(self, v, n):
         """The n best finished hypotheses of each sentence, best first, flattened
@@ -211,3 +188,34 @@ class BeamSearch(SearchLoop):
             "log_probs": pick["score"],
             "attention": attention,
         }
+
+    def next_variables(self, v, t, tokens, parents, new_scores, new_state, pool, coverage, weights):
+        """The loop's variables after step t from the K hypotheses chosen per sentence:
+        `tokens` (B, K) their last tokens, `parents` (B * K,) the rows they extend,
+        `new_scores` (B * K,) their scores (-inf: none chosen, fewer than K candidates or
+        at the limit), `new_state` the decoder's state of every row."""
+        k = self.k
+        dead = ops.equal(new_scores, NEG_INF)
+        tokens = ops.cast(ops.where(dead, PAD_ID, ops.reshape(tokens, (-1,))), "int32")
+        if self.return_attention and weights is not None:
+            weights = ops.take(weights, parents, axis=0)
+        out = {
+            "t": t + 1,
+            "prev_ids": tokens,
+            "state": map_structure(lambda x: ops.take(x, parents, axis=0), tuple(new_state)),
+            "scores": new_scores,
+            "inactive": dead,
+            "lengths": ops.where(dead, 0, t + 1),
+            "pool": pool,
+        }
+        if coverage is not None:
+            out["coverage"] = ops.take(coverage, parents, axis=0)
+        if self.keeps_history:
+            history = ops.take(v["history"], parents, axis=0)
+            out["history"] = ops.slice_update(history, [0, t], tokens[:, None])
+        out.update(self.record(v, t, tokens, parents, dead, weights))
+        if self.skip_ended and self.stop_early:
+            # A decided sentence's alive hypotheses can no longer be chosen: end them, so
+            # later steps skip their output layer too.
+            out["inactive"] = ops.logical_or(dead, ops.repeat(self.decided(out), k, axis=0))
+        return out

@@ -35,7 +35,7 @@ from keras import ops
 from zoo.constants import END_ID, PAD_ID
 from zoo.search.beam import BeamSearch
 from zoo.search.controls import check_ids
-from zoo.search.loop import NEG_INF, map_structure
+from zoo.search.loop import NEG_INF
 
 
 def check_constraints(constraints, batch=None, vocab_size=None):
@@ -245,25 +245,6 @@ class ConstrainedBeamSearch(BeamSearch):
         tokens = ops.take_along_axis(ops.reshape(ids, (-1, width)), chosen, axis=1)
         flat_met = ops.reshape(met, (-1, width, ops.shape(met)[-1]))
         new_met = ops.take_along_axis(flat_met, chosen[:, :, None], axis=1)
-        dead = ops.equal(new_scores, NEG_INF)
-        tokens = ops.cast(ops.where(dead, PAD_ID, ops.reshape(tokens, (-1,))), "int32")
-        if self.return_attention and weights is not None:
-            weights = ops.take(weights, parents, axis=0)
-        history = ops.take(v["history"], parents, axis=0)
-        out = {
-            "t": t + 1,
-            "prev_ids": tokens,
-            "state": map_structure(lambda x: ops.take(x, parents, axis=0), tuple(new_state)),
-            "scores": new_scores,
-            "inactive": dead,
-            "lengths": ops.where(dead, 0, t + 1),
-            "pool": pool,
-            "history": ops.slice_update(history, [0, t], tokens[:, None]),
-            "met": ops.reshape(new_met, ops.shape(v["met"])),
-        }
-        if coverage is not None:
-            out["coverage"] = ops.take(coverage, parents, axis=0)
-        out.update(self.record(v, t, tokens, parents, dead, weights))
-        if self.skip_ended and self.stop_early:
-            out["inactive"] = ops.logical_or(dead, ops.repeat(self.decided(out), k, axis=0))
+        out = self.next_variables(v, t, tokens, parents, new_scores, new_state, pool, coverage, weights)
+        out["met"] = ops.reshape(new_met, ops.shape(v["met"]))
         return out
