@@ -124,7 +124,9 @@ class BeamSearch(SearchLoop):
         new_scores = ops.reshape(new_scores, (-1,))
         parents = ops.reshape(self.beam_offsets[:, None] + chosen // self.per_beam, (-1,))
         tokens = ops.take_along_axis(ops.reshape(top_ids, (-1, width)), chosen, axis=1)
-        return self.next_variables(v, t, tokens, parents, new_scores, new_state, pool, coverage, weights)
+        return self.next_variables(
+            v, t, tokens, parents, new_scores, new_state, pool, coverage, weights
+        )
 
     def pool_picks(self, v, n):
         """The n best finished hypotheses of each sentence, best first, flattened

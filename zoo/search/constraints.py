@@ -245,6 +245,8 @@ class ConstrainedBeamSearch(BeamSearch):
         tokens = ops.take_along_axis(ops.reshape(ids, (-1, width)), chosen, axis=1)
         flat_met = ops.reshape(met, (-1, width, ops.shape(met)[-1]))
         new_met = ops.take_along_axis(flat_met, chosen[:, :, None], axis=1)
-        out = self.next_variables(v, t, tokens, parents, new_scores, new_state, pool, coverage, weights)
+        out = self.next_variables(
+            v, t, tokens, parents, new_scores, new_state, pool, coverage, weights
+        )
         out["met"] = ops.reshape(new_met, ops.shape(v["met"]))
         return out
