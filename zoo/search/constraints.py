@@ -34,7 +34,7 @@ from keras import ops
 
 from zoo.constants import END_ID, PAD_ID
 from zoo.search.beam import BeamSearch
-from zoo.search.controls import check_ids
+from zoo.search.controls import checked_ids, integer_rows
 from zoo.search.loop import NEG_INF
 
 
@@ -56,12 +56,7 @@ def check_constraints(constraints, batch=None, vocab_size=None):
                     "constraints must be one list of phrases (lists of target ids) per "
                     f"sentence; received {constraints!r}."
                 )
-            try:
-                rows = [np.asarray(p, "int64").reshape(-1) for p in sentence]
-            except (TypeError, ValueError):
-                raise ValueError(
-                    f"constraints must hold integer target ids; received {constraints!r}."
-                ) from None
+            rows = integer_rows(sentence, "constraints", constraints)
             phrases.append([row for row in rows if row.size])
         count = max([len(p) for p in phrases], default=0)
         width = max([row.size for p in phrases for row in p], default=0)
@@ -70,27 +65,9 @@ def check_constraints(constraints, batch=None, vocab_size=None):
             for j, row in enumerate(rows):
                 padded[i, j, : row.size] = row
         constraints = padded
-    shape = tuple(constraints.shape)
-    if len(shape) != 3:
-        raise ValueError(
-            f"constraints must have shape (batch, phrases, phrase_len), got shape {shape}: "
-            "one list of phrases per sentence."
-        )
-    if "int" not in str(getattr(constraints.dtype, "name", constraints.dtype)):
-        raise ValueError(f"constraints must hold integer target ids, got {constraints.dtype}.")
-    if batch is not None and shape[0] is not None and shape[0] != batch:
-        raise ValueError(
-            f"constraints has {shape[0]} rows for {batch} source sentences; give one "
-            "(possibly empty) list of phrases per sentence."
-        )
-    if shape[1] == 0 or shape[2] == 0:
-        return None
-    try:
-        values = np.asarray(constraints)
-    except (TypeError, ValueError, NotImplementedError):  # a symbolic tensor
-        values = None
-    check_ids(values, "constraints", vocab_size)
-    return ops.cast(constraints, "int32")
+    axes = ("batch", "phrases", "phrase_len")
+    checked = checked_ids(constraints, "constraints", axes, "list of phrases", batch, vocab_size)
+    return None if 0 in tuple(constraints.shape)[1:] else checked  # no phrase at all
 
 
 def phrase_lengths(phrases):

@@ -60,6 +60,42 @@ def check_ids(values, name, vocab_size=None):
         )
 
 
+def integer_rows(rows, name, received):
+    """Each of `rows` as a flat int64 NumPy array; a ValueError naming `name` and what was
+    `received` when one holds something other than integers."""
+    try:
+        return [np.asarray(row, "int64").reshape(-1) for row in rows]
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must hold integer target ids; received {received!r}.") from None
+
+
+def checked_ids(value, name, axes, entry, batch=None, vocab_size=None):
+    """`value`, a tensor or array of target ids whose axes are `axes` ("batch" first), as
+    int32 after its checks: its rank, an integer dtype, `batch` rows when both are known
+    (`entry`: what one row holds, for the message), and, when it can be read eagerly, its
+    ids (`check_ids`). A ValueError names `name` and what was received."""
+    shape = tuple(value.shape)
+    if len(shape) != len(axes):
+        raise ValueError(
+            f"{name} must have shape ({', '.join(axes)}), got shape {shape}: one {entry} per "
+            "sentence."
+        )
+    dtype = str(getattr(value.dtype, "name", value.dtype))
+    if "int" not in dtype:
+        raise ValueError(f"{name} must hold integer target ids, got dtype {dtype}.")
+    if batch is not None and shape[0] is not None and shape[0] != batch:
+        raise ValueError(
+            f"{name} has {shape[0]} rows for {batch} source sentences; give one (possibly "
+            f"empty) {entry} per sentence."
+        )
+    try:
+        values = np.asarray(value)
+    except (TypeError, ValueError, NotImplementedError):  # a symbolic tensor
+        values = None
+    check_ids(values, name, vocab_size)
+    return ops.cast(value, "int32")
+
+
 def check_prefix(prefix, batch=None, vocab_size=None):
     """`prefix` as a (B, P) int32 tensor, 0 = pad (None stays None).
 
@@ -78,36 +114,13 @@ def check_prefix(prefix, batch=None, vocab_size=None):
                 "prefix must be one list of target ids per sentence (or a (batch, length) "
                 f"int array, 0 = pad); received {prefix!r}."
             )
-        try:
-            rows = [np.asarray(row, "int64").reshape(-1) for row in rows]
-        except (TypeError, ValueError):
-            raise ValueError(f"prefix must hold integer target ids; received {prefix!r}.") from None
+        rows = integer_rows(rows, "prefix", prefix)
         padded = np.zeros((len(rows), max([row.size for row in rows], default=0)), "int64")
         for i, row in enumerate(rows):
             padded[i, : row.size] = row
         prefix = padded
-    shape = tuple(prefix.shape)
-    if len(shape) != 2:
-        raise ValueError(
-            f"prefix must have shape (batch, prefix_len), got shape {shape}: one list of "
-            "target ids per sentence."
-        )
-    dtype = str(getattr(prefix.dtype, "name", prefix.dtype))
-    if "int" not in dtype:
-        raise ValueError(f"prefix must hold integer target ids, got dtype {dtype}.")
-    if batch is not None and shape[0] is not None and shape[0] != batch:
-        raise ValueError(
-            f"prefix has {shape[0]} rows for {batch} source sentences; give one (possibly "
-            "empty) prefix per sentence."
-        )
-    try:
-        values = np.asarray(prefix)
-    except (TypeError, ValueError, NotImplementedError):  # a symbolic tensor
-        values = None
-    if shape[1] == 0:  # no sentence has a prefix
-        return None
-    check_ids(values, "prefix", vocab_size)
-    return ops.cast(prefix, "int32")
+    checked = checked_ids(prefix, "prefix", ("batch", "prefix_len"), "prefix", batch, vocab_size)
+    return None if tuple(prefix.shape)[1] == 0 else checked  # 0: no sentence has a prefix
 
 
 def prefix_lengths(prefix):
