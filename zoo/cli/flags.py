@@ -149,6 +149,15 @@ CONTROL_FLAGS = {
 }
 """The decoding controls' flags, by `Translator.translate` keyword."""
 
+CONTROL_HELP = {
+    "min_length": "at least N target tokens before the end (0: off; default: %(default)s)",
+    "ban_unknown": "never emit <unk> (default: off)",
+    "no_repeat_ngram_size": "no n-gram of N tokens twice in a translation (Paulus et al. "
+    "2017; 0: off; default: %(default)s)",
+}
+"""What each decoding control's flag does; its type and default are the library's
+(`zoo.search.defaults.CONTROL_DEFAULTS`)."""
+
 
 def add_control_flags(parser):
     """--min-length, --ban-unk and --no-repeat-ngram-size, the decoding controls of
@@ -156,30 +165,17 @@ def add_control_flags(parser):
     group = parser.add_argument_group(
         "decoding controls", 'what the search may emit (docs/decoding.md, "Decoding controls")'
     )
-    group.add_argument(
-        CONTROL_FLAGS["min_length"],
-        dest="min_length",
-        type=non_negative_int,
-        default=search_defaults.MIN_LENGTH,
-        metavar="N",
-        help="at least N target tokens before the end (0: off; default: %(default)s)",
-    )
-    group.add_argument(
-        CONTROL_FLAGS["ban_unknown"],
-        dest="ban_unknown",
-        action="store_true",
-        default=search_defaults.BAN_UNKNOWN,
-        help="never emit <unk> (default: off)",
-    )
-    group.add_argument(
-        CONTROL_FLAGS["no_repeat_ngram_size"],
-        dest="no_repeat_ngram_size",
-        type=non_negative_int,
-        default=search_defaults.NO_REPEAT_NGRAM_SIZE,
-        metavar="N",
-        help="no n-gram of N tokens twice in a translation (Paulus et al. 2017; 0: off; "
-        "default: %(default)s)",
-    )
+    for name, flag in CONTROL_FLAGS.items():
+        default = search_defaults.CONTROL_DEFAULTS[name]
+        if isinstance(default, bool):
+            group.add_argument(
+                flag, dest=name, action="store_true", default=default, help=CONTROL_HELP[name]
+            )
+        else:
+            group.add_argument(
+                flag, dest=name, type=non_negative_int, default=default, metavar="N",
+                help=CONTROL_HELP[name],
+            )  # fmt: skip
 
 
 def control_options(args):

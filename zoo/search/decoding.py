@@ -112,14 +112,11 @@ class BeamSampler:
         coverage_penalty=defaults.COVERAGE_PENALTY,
     ):
         self.num_beams = num_beams
+        lengths = (max_length_ratio, max_length_offset)  # SearchSettings' fields 3 and 4
         self.settings = SearchSettings(
-            beam_size=num_beams,
-            length_penalty=length_penalty,
-            max_length_ratio=max_length_ratio,
-            max_length_offset=max_length_offset,
+            num_beams, length_penalty, *lengths, return_attention=False,
             coverage_penalty=coverage_penalty,
-            return_attention=False,
-        )
+        )  # fmt: skip
 
     def __call__(self, model, source_ids):
         return search(model, source_ids, self.settings)

@@ -232,13 +232,9 @@ class Translator:
         self.preprocessor = Preprocessor(source_tokenizer, target_tokenizer)
         _check_model(model, self.preprocessor)
         self.model = model
-        self.settings = SearchSettings(
-            beam_size=beam_size,
-            length_penalty=length_penalty,
-            max_length_ratio=max_length_ratio,
-            max_length_offset=max_length_offset,
-            coverage_penalty=coverage_penalty,
-        )
+        # SearchSettings' first four fields, in their order; checked once, here.
+        fields = (beam_size, length_penalty, max_length_ratio, max_length_offset)
+        self.settings = SearchSettings(*fields, coverage_penalty=coverage_penalty)
         self.batch_size = check_int(None, "batch_size", batch_size)
         self.traced = TracedFunctions()
         self.sampler = Sampler(self)
