@@ -24,7 +24,7 @@ from zoo.search import (
     search_function,
 )
 from zoo.search.compile import padded_search, trim
-from zoo.search.loop import top_k_allowed
+from zoo.search.controls import top_k_allowed
 from zoo.search.settings import SearchSettings
 
 # Right-padded sources of lengths 4, 2, 3, 1 (ids 4..8 are words).

@@ -34,8 +34,7 @@ from keras import ops
 
 from zoo.constants import END_ID, PAD_ID
 from zoo.search.beam import BeamSearch
-from zoo.search.controls import checked_ids, integer_rows
-from zoo.search.loop import NEG_INF
+from zoo.search.controls import NEG_INF, checked_ids, integer_rows
 
 
 def check_constraints(constraints, batch=None, vocab_size=None):

@@ -7,13 +7,12 @@ import math
 import unicodedata
 
 from zoo.constants import INT32_MAX  # where no limit of the server bounds a field
-from zoo.search.defaults import CONTROL_DEFAULTS
 
 OPTIONS = ("sentences", "beam_size", "n_best", "alignments", "attention", "replace_unknown",
            "sample", "min_length", "ban_unknown", "no_repeat_ngram_size", "prefix",
            "constraints")  # fmt: skip
 FLAGS = ("alignments", "attention", "replace_unknown")
-CONTROLS = tuple(CONTROL_DEFAULTS)
+CONTROLS = ("min_length", "ban_unknown", "no_repeat_ngram_size")
 """The decoding controls (the translator's keywords; not given: the library's defaults)."""
 PER_SENTENCE = ("prefix", "constraints")
 """The fields that hold one entry per sentence (joined in order when requests merge)."""
