@@ -210,4 +210,4 @@ def test_the_modules_of_zoo_data_import_each_other_without_a_cycle():
         )
 
     assert [m for m in graph if reaches(m, m)] == []
-    assert "streaming" in graph["stream_pipeline"] and "corpora" in graph["corpus"]
+    assert "files" in graph["batching"] and "registry" in graph["corpus"]

@@ -383,7 +383,7 @@ def test_skipping_ended_rows_returns_what_computing_every_row_returns(alpha):
 
 @pytest.mark.parametrize("beam_size", [1, 2])
 def test_chunked_top_k_search_equals_the_plain_one(monkeypatch, beam_size):
-    import zoo.search.loop as top_k
+    import zoo.search.controls as top_k
 
     model = toy_model(target_vocab=512, seed=5)  # large enough for chunks of 64
     assert top_k.chunk_size(512, beam_size) is not None
