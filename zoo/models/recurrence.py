@@ -23,7 +23,7 @@ implementations (`keras/src/backend/tensorflow/rnn.py`): the model code stays in
 - Inside a loop, a kernel is multiplied by `matmul_pretransposed(x, kernel, kernel_t)`: the
   same product, whose backward takes `dy @ kernel^T` from the kernel's transpose, made once
   per loop (`gru_params` / `lstm_params`), instead of a product with a transposed operand at
-  every step (slower with oneDNN on a CPU at these sizes; `bench/speed_tricks_ab.py` compares).
+  every step (slower with oneDNN on a CPU at these sizes: bench/RESULTS.md, "Training speed").
 
 Reverse right-padded sequences within their lengths (used by encoders).
 
@@ -36,10 +36,6 @@ import keras
 from keras import ops, tree
 
 from zoo.backend import on_tensorflow
-
-# The speed trick above, switchable for an A/B (`bench/speed_tricks_ab.py`) and for the
-# tests that pin it to the plain Keras computation; read when a loop is traced.
-PRETRANSPOSED_MATMUL = True  # False: `matmul_pretransposed` is a plain `ops.matmul`
 
 
 def scan_steps(step_fn, state, inputs, reverse=False):
@@ -128,12 +124,12 @@ def matmul_pretransposed(x, kernel, kernel_t):
     `kernel_t` itself gets no gradient (the kernel's comes through `kernel`).
 
     With `kernel_t=None` (loop parameters made with `pretransposed=False`, where no
-    gradient is asked for) or `PRETRANSPOSED_MATMUL = False` it is `ops.matmul(x, kernel)`.
+    gradient is asked for) it is `ops.matmul(x, kernel)`.
 
     Example:
         y = matmul_pretransposed(h, params["recurrent"], params["recurrent_t"])  # (B, N)
     """
-    if kernel_t is None or not PRETRANSPOSED_MATMUL:
+    if kernel_t is None:
         return ops.matmul(x, kernel)
     return _matmul_with_transpose(x, kernel, kernel_t)
 
