@@ -12,8 +12,6 @@ a Gaussian centred on p_t). It prints, over the sentences:
     python bench/attention_positions.py saved_models/luong_local_general --limit 200
 """
 
-import argparse
-
 import numpy as np
 
 
@@ -40,8 +38,8 @@ def sentence_figures(weights):
 def main(argv=None):
     import common  # quiet TensorFlow start, repository on the path
 
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("run", help="a recipe's output folder (model.keras, tokenizers)")
+    parser = common.parser(__doc__)
+    common.add_model_dir(parser)
     common.add_corpus_flags(parser, split="val")
     parser.add_argument("--limit", type=int, default=200, help="sentences (default: %(default)s)")
     parser.add_argument(
@@ -49,17 +47,16 @@ def main(argv=None):
     )
     args = parser.parse_args(argv)
 
-    from zoo.data import load_corpus
     from zoo.translator import Translator
 
-    translator = Translator.from_directory(args.run)
-    corpus = load_corpus(args.data, *common.corpus_pair(args), args.split)
+    translator = Translator.from_directory(args.model_dir)
+    corpus = common.corpus_split(args)
     sources = [s for s in corpus.source if len(s.split()) >= args.min_length][: args.limit]
     results = translator.translate_with_attention(sources, beam_size=1)
     figures = [sentence_figures(r.weights) for r in results if len(r.source_tokens) > 1]
     correlations = [c for c, _, _ in figures if c is not None]
     print(
-        f"{args.run}: {len(figures)} {args.split} sentences of >= {args.min_length} words; "
+        f"{args.model_dir}: {len(figures)} {args.split} sentences of >= {args.min_length} words; "
         f"corr(m_t, t) mean {np.mean(correlations):.3f} (median {np.median(correlations):.3f}); "
         f"spread of m_t / S {np.mean([f[1] for f in figures]):.3f}; "
         f"argmax coverage {np.mean([f[2] for f in figures]):.3f}"

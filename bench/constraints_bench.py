@@ -19,25 +19,20 @@ format of `python -m zoo translate --constraints FILE`.
     python bench/constraints_bench.py runs/tiny --limit 50 --phrases 0,1
 """
 
-import argparse
 import random
-import time
 from pathlib import Path
 
 import common  # quiet TensorFlow start, repository on the path
 
-from zoo.data import load_corpus
 from zoo.evaluation import corpus_scores
 from zoo.search import defaults as search_defaults
 from zoo.translator import Translator
 
 
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(
-        description=__doc__.split("\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    p.add_argument("model_dir", help="a trained output folder")
-    common.add_corpus_flags(p, split="test2016")
+    p = common.parser(__doc__)
+    common.add_model_dir(p)
+    common.add_corpus_flags(p, split="test")
     p.add_argument("--limit", type=int, default=None, help="first N sentences only")
     p.add_argument("--phrases", default="0,1,2", help="phrases per sentence (default: %(default)s)")
     p.add_argument(
@@ -73,48 +68,47 @@ def reference_phrases(reference, count, max_words, rng):
     return [phrase for _, phrase in sorted(phrases)]  # in the reference's order
 
 
-def run_setting(translator, sources, constraints, beam):
-    """(translations, seconds) of one timed pass after one untimed pass."""
-    translator.translate(sources, beam_size=beam, constraints=constraints)
-    start = time.perf_counter()
-    translations = translator.translate(sources, beam_size=beam, constraints=constraints)
-    return translations, time.perf_counter() - start
-
-
 def main(argv=None):
     args = parse_args(argv)
-    corpus = load_corpus(args.data, *common.corpus_pair(args), args.split)
+    corpus = common.corpus_split(args, args.limit)
     sources, references = list(corpus.source), list(corpus.target)
-    if args.limit:
-        sources, references = sources[: args.limit], references[: args.limit]
     translator = Translator.from_directory(args.model_dir)
-    rows, base_seconds = [], None
-    for count in [int(n) for n in args.phrases.split(",")]:
+    rows = []
+    for count in common.split_list(args.phrases, int):
         rng = random.Random(args.seed)
         constraints = [reference_phrases(r, count, args.max_words, rng) for r in references]
         if args.out:
             Path(args.out).mkdir(parents=True, exist_ok=True)
             lines = ["\t".join(c) for c in constraints]
             Path(args.out, f"constraints.{count}.tsv").write_text("\n".join(lines) + "\n")
-        translations, seconds = run_setting(
-            translator, sources, constraints if count else None, args.beam
-        )
+        translations, seconds = common.timed(
+            translator.translate, sources, beam_size=args.beam,
+            constraints=constraints if count else None,
+        )  # fmt: skip
         phrases = [(p, t) for c, t in zip(constraints, translations, strict=True) for p in c]
-        met = sum(p in t for p, t in phrases)
-        scores = corpus_scores(translations, references)
-        base_seconds = seconds if base_seconds is None else base_seconds
         rows.append(
-            f"| {count} | {len(phrases)} | {scores['bleu']:.2f} | {scores['chrf']:.2f} | "
-            + (f"{100 * met / len(phrases):.1f}% | " if phrases else "- | ")
-            + f"{len(sources) / seconds:.1f} | {seconds / base_seconds:.2f}x |"
+            {
+                "count": count,
+                "phrases": len(phrases),
+                **corpus_scores(translations, references),
+                "met": 100 * sum(p in t for p, t in phrases) / len(phrases) if phrases else None,
+                "per_s": len(sources) / seconds,
+                "time": seconds / (rows[0]["seconds"] if rows else seconds),
+                "seconds": seconds,
+            }
         )
-        print(rows[-1], flush=True)
+        print(f"{count} phrases a sentence: BLEU {rows[-1]['bleu']:.2f}", flush=True)
     print(f"\n{args.model_dir}, {args.split} ({len(sources)} sentences), beam {args.beam}\n")
-    print(
-        "| phrases a sentence | phrases | BLEU | chrF | phrases in the output | sentences/s | time |"
-    )
-    print("|---:|---:|---:|---:|---:|---:|---:|")
-    print("\n".join(rows))
+    columns = [
+        ("count", "phrases a sentence", "{}"),
+        ("phrases", "phrases", "{}"),
+        ("bleu", "BLEU", "{:.2f}"),
+        ("chrf", "chrF", "{:.2f}"),
+        ("met", "phrases in the output", "{:.1f}%"),
+        ("per_s", "sentences/s", "{:.1f}"),
+        ("time", "time", "{:.2f}x"),
+    ]
+    print(common.table(rows, columns, markdown=True))
 
 
 if __name__ == "__main__":

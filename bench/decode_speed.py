@@ -1,5 +1,8 @@
 """Decoding speed (sentences/s) of greedy and beam search on Multi30k test2016 (de->en).
 
+The sentences are the test split of the benchmark corpus (`common.bench_corpus`: the
+registry's default corpus in its default pair).
+
 For each preset (untrained, built at `--size` with 8k SentencePiece vocabularies; or a
 trained output folder with `--model-dir`), each search (greedy, beam `--beam`) and each
 batch size: sentences per second through `zoo.translator.Translator.translate` (strings in,
@@ -31,42 +34,26 @@ buffers at every step grows it in proportion to N.
     python bench/decode_speed.py --model-dir runs/bahdanau --limit 1000 --batch-sizes 64
 
 `--backend tensorflow,jax,torch` runs the whole measurement once per Keras backend, each in a
-process of its own (this script again, under `KERAS_BACKEND`), and prints their rows in one
-table. The Translator compiles its search per backend (`zoo.search.compile_search`: the
-traced graph on TensorFlow, `jax.jit` on JAX, `torch.no_grad` on PyTorch); the SavedModel
-path and `--growth` are TensorFlow's only (a SavedModel is TensorFlow's format).
+process of its own (under `KERAS_BACKEND`), and prints their rows in one table. The
+Translator compiles its search per backend (`zoo.search.compile_search`: the traced graph on
+TensorFlow, `jax.jit` on JAX, `torch.no_grad` on PyTorch); the SavedModel path and
+`--growth` are TensorFlow's only (a SavedModel is TensorFlow's format).
 """
 
-import argparse
-import json
-import os
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 
 import common
 
-from zoo.search import defaults as search_defaults
-from zoo.text import DEFAULT_VOCAB_SIZE
-
-PEER_KEYS = {("greedy", 64): "decode_greedy_batch64", ("beam", 64): "decode_beam5_batch64"}
-PEER_KEYS.update({("greedy", 1): "decode_greedy_batch1", ("beam", 1): "decode_beam5_batch1"})
+PEER_KEYS = {("greedy", 64): "decode_greedy_batch64", ("beam 5", 64): "decode_beam5_batch64"}
+PEER_KEYS.update({("greedy", 1): "decode_greedy_batch1", ("beam 5", 1): "decode_beam5_batch1"})
+PATHS = ("translator", "savedmodel")
 
 
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(
-        description=__doc__.split("\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    p.add_argument(
-        "--presets",
-        default="bahdanau_rnnsearch,luong_global_general",
-        help="comma-separated preset names (zoo.models.presets()), with suffixes: "
-        + common.SUFFIX_HELP
-        + " (default: %(default)s); ignored with --model-dir",
-    )
-    common.add_model_arguments(p)
+    p = common.parser(__doc__)
+    common.add_preset_flags(p, "bahdanau_rnnsearch,luong_global_general")
     p.add_argument(
         "--model-dir",
         default=None,
@@ -77,20 +64,10 @@ def parse_args(argv=None):
         default="1,32,64,128",
         help="comma-separated batch sizes; 64 is the peer's (default: %(default)s)",
     )
-    p.add_argument(
-        "--beam",
-        type=int,
-        default=search_defaults.BEAM_SIZE,
-        help="beam size of the beam rows (default: %(default)s, zoo.search.defaults)",
-    )
-    p.add_argument(
-        "--searches",
-        default="greedy,beam",
-        help="which searches: greedy, beam or both (default: %(default)s)",
-    )
+    common.add_search_flags(p)
     p.add_argument(
         "--paths",
-        default="translator,savedmodel",
+        default=",".join(PATHS),
         help="translator (Translator.translate), savedmodel (exported, reloaded) "
         "(default: %(default)s)",
     )
@@ -104,7 +81,7 @@ def parse_args(argv=None):
         "--limit",
         type=int,
         default=80,
-        help="sentences of test2016 (first N, of 1000) timed per row (default: %(default)s)",
+        help="sentences of the test split (its first N) timed per row (default: %(default)s)",
     )
     p.add_argument(
         "--limit-batch1",
@@ -112,14 +89,7 @@ def parse_args(argv=None):
         default=10,
         help="sentences timed at batch size 1 (slow: one search call each) (default: %(default)s)",
     )
-    p.add_argument(
-        "--vocab-size",
-        type=int,
-        default=DEFAULT_VOCAB_SIZE,
-        help="SentencePiece vocabularies (default: %(default)s)",
-    )
-    p.add_argument("--backend", default=common.default_backend(), help=common.BACKEND_HELP)
-    p.add_argument("--rows-json", default=None, help=argparse.SUPPRESS)  # a child's rows
+    common.add_backend_flag(p)
     p.add_argument(
         "--growth",
         default=None,
@@ -132,110 +102,166 @@ def parse_args(argv=None):
 
 def growth(args):
     """The `--growth` table (module docstring)."""
-    import keras
     import numpy as np
 
-    import zoo.models
     from zoo.search import search_function
 
-    name, overrides = common.parse_preset(_split(args.presets)[0])
-    keras.utils.set_random_seed(0)
-    model = zoo.models.build(
-        name, size=args.size, source_vocab_size=args.vocab_size,
-        target_vocab_size=args.vocab_size, **overrides,
-    )  # fmt: skip
-    print(f"{name} ({args.size}), untrained, attention collected: {args.attention}")
-    print("| search | N source tokens | steps | seconds | ms per step | us per step per N |")
-    print("|---|---|---|---|---|---|")
-    rng = np.random.default_rng(0)
+    spec = common.preset_specs(args.presets, args.size)[0]
+    vocab = args.vocab_size
+    model = common.build_model(spec, args.size, (vocab, vocab), seed=0)
+    rng, rows = np.random.default_rng(0), []
     for beam in sorted({1, args.beam}):
         run = search_function(
             model, beam_size=beam, length_penalty=0.0, return_attention=args.attention
         )
-        for n in (int(x) for x in _split(args.growth)):
-            source = rng.integers(4, args.vocab_size, size=(1, n)).astype("int32")
+        for n in common.split_list(args.growth, int):
+            source = rng.integers(4, vocab, size=(1, n)).astype("int32")
             run(source[:, :8])  # traced once, outside the timing
             start = time.perf_counter()
             steps = int(np.asarray(run(source).lengths).max())
             seconds = time.perf_counter() - start
             per_step = 1000 * seconds / steps
-            print(
-                f"| {'greedy' if beam == 1 else f'beam {beam}'} | {n} | {steps} | "
-                f"{seconds:.2f} | {per_step:.2f} | {1000 * per_step / n:.2f} |",
-                flush=True,
+            rows.append(
+                {
+                    "search": "greedy" if beam == 1 else f"beam {beam}",
+                    "n": n,
+                    "steps": steps,
+                    "seconds": seconds,
+                    "per_step": per_step,
+                    "per_n": 1000 * per_step / n,
+                }
             )
-
-
-def _split(text):
-    return [s.strip() for s in text.split(",") if s.strip()]
+            print(f"{rows[-1]['search']}, N {n}: {per_step:.2f} ms per step", flush=True)
+    print(f"{spec} ({args.size}), untrained, attention collected: {args.attention}")
+    columns = [
+        ("search", "search", None),
+        ("n", "N source tokens", "{}"),
+        ("steps", "steps", "{}"),
+        ("seconds", "seconds", "{:.2f}"),
+        ("per_step", "ms per step", "{:.2f}"),
+        ("per_n", "us per step per N", "{:.2f}"),
+    ]
+    print(common.table(rows, columns, markdown=True))
 
 
 def translators(args):
     """Yields (label, Translator) per preset (untrained) or the one trained folder."""
-    import keras
-
-    import zoo.models
-    from zoo.training import set_precision
     from zoo.translator import Translator
 
     if args.model_dir:
         yield args.model_dir, Translator.from_directory(args.model_dir)
         return
-    # Seed first: keras.utils.set_random_seed (tf.random.set_seed) destroys the SentencePiece
-    # resources of tokenizers that exist already (NotFoundError ... SentencepieceOp).
-    keras.utils.set_random_seed(0)
-    source_tok, target_tok = common.tokenizers(args.vocab_size)
-    for spec in _split(args.presets):
-        name, overrides = common.parse_preset(spec)
-        set_precision(args.precision)
-        model = zoo.models.build(
-            name,
-            size=args.size,
-            source_vocab_size=source_tok.vocab_size,
-            target_vocab_size=target_tok.vocab_size,
-            **overrides,
-        )
+    import keras
+
+    keras.utils.set_random_seed(0)  # before the tokenizers (`common.build_model`)
+    source, target = common.tokenizers(args.vocab_size)
+    for spec in common.preset_specs(args.presets, args.size):
+        sizes = (source.vocab_size, target.vocab_size)
+        model = common.build_model(spec, args.size, sizes, precision=args.precision)
         # length penalty 0, as the recorded figures of untrained models were taken
-        yield f"{spec} (untrained)", Translator(model, source_tok, target_tok, length_penalty=0.0)
-
-
-def time_translator(translator, sentences, beam, batch, attention):
-    translate = translator.translate_with_attention if attention else translator.translate
-    translate(sentences, beam_size=beam, batch_size=batch)  # trace, then a first pass
-    start = time.perf_counter()
-    translate(sentences, beam_size=beam, batch_size=batch)
-    return time.perf_counter() - start, None
+        yield f"{spec} (untrained)", Translator(model, source, target, length_penalty=0.0)
 
 
 def time_savedmodel(loaded, sentences, order, beam, batch):
+    """(seconds, mean output length) of the SavedModel's endpoint on the length-sorted
+    batches, after one warm-up batch."""
     import tensorflow as tf
 
     endpoint = loaded.translate if beam > 1 else loaded.translate_greedy
     batches = [[sentences[i] for i in order[s : s + batch]] for s in range(0, len(order), batch)]
-    endpoint(tf.constant(batches[0]))  # warm up
+    endpoint(tf.constant(batches[0]))
     lengths = []
     start = time.perf_counter()
     for b in batches:
-        out = endpoint(tf.constant(b))
-        lengths += list(out["target_lengths"].numpy())
+        lengths += list(endpoint(tf.constant(b))["target_lengths"].numpy())
     return time.perf_counter() - start, statistics.mean(int(x) for x in lengths)
 
 
-def per_backend(argv, backends):
-    """The rows of this script run once per backend, each in its own process."""
+def measure_here(args, backend):
+    """The rows of every translator, search, batch size and path, on this process's
+    backend (the SavedModel path on TensorFlow only)."""
+    from zoo.export import load_exported
+
+    test = list(common.bench_corpus(common.BENCH_TEST).source)
+    batch_sizes = common.split_list(args.batch_sizes, int)
+    paths = common.split_list(args.paths)
+    unknown = sorted(set(paths) - set(PATHS))
+    if unknown:
+        raise ValueError(f"Unknown path(s) {unknown}; use {', '.join(PATHS)}.")
+    if backend != "tensorflow" and "savedmodel" in paths:
+        print(f"savedmodel: TensorFlow's format, not timed on {backend}", flush=True)
+        paths.remove("savedmodel")
     rows = []
-    for backend in backends:
-        with tempfile.TemporaryDirectory(prefix="zoo-decode-bench-") as folder:
-            path = os.path.join(folder, "rows.json")
-            command = [sys.executable, __file__, *argv, "--backend", backend, "--rows-json", path]
-            print(f"== {backend} ==", flush=True)
-            with common.keras_backend(backend):
-                done = subprocess.run(command, check=False)
-            if done.returncode:
-                raise SystemExit(f"the {backend} run failed (exit {done.returncode}); see above.")
-            with open(path, encoding="utf-8") as f:
-                rows += json.load(f)
+    for label, translator in translators(args):
+        print(f"{label}: {translator.model.count_params():,} parameters", flush=True)
+        cases = []
+        for search, beam in common.searches(args):
+            for batch in batch_sizes:
+                n = min(args.limit_batch1 if batch == 1 else args.limit, len(test))
+                lengths = translator.source_lengths(test[:n])
+                order = sorted(range(n), key=lambda i: -int(lengths[i]))
+                cases.append((search, beam, batch, test[:n], order, float(lengths.mean())))
+        # The Translator runs first: after export + tf.saved_model.load in the same process the
+        # original tokenizer's SentencePiece resource is gone (NotFoundError: Resource
+        # localhost/_0_SentencepieceOp/... does not exist), a bug reported to the lead.
+        for path in [p for p in PATHS if p in paths]:
+            if path == "savedmodel":
+                export_dir = tempfile.mkdtemp(prefix="zoo-decode-bench-")
+                start = time.perf_counter()
+                translator.export(
+                    export_dir, beam_size=args.beam, greedy=True, attention=args.attention
+                )
+                loaded = load_exported(export_dir)
+                print(f"  exported + reloaded in {time.perf_counter() - start:.1f} s: {export_dir}")
+            translate = (
+                translator.translate_with_attention if args.attention else translator.translate
+            )
+            for search, beam, batch, sentences, order, src_len in cases:
+                n = len(sentences)
+                if path == "translator":
+                    _, seconds = common.timed(
+                        translate, sentences, beam_size=beam, batch_size=batch
+                    )
+                    out_len = None
+                else:
+                    seconds, out_len = time_savedmodel(loaded, sentences, order, beam, batch)
+                row = {
+                    "model": label,
+                    "backend": backend,
+                    "search": search,
+                    "batch": batch,
+                    "path": path,
+                    "sentences": n,
+                    "seconds": seconds,
+                    "sent_per_s": n / seconds,
+                    "out_len": out_len,
+                    "src_len": src_len,
+                }
+                if (search, batch) in PEER_KEYS:
+                    row["peer"] = common.PEER_README[PEER_KEYS[search, batch]]
+                    row["vs_peer"] = row["sent_per_s"] / row["peer"]
+                rows.append(row)
+                print(
+                    f"  {search:7s} batch {batch:4d} {path:10s}: "
+                    f"{row['sent_per_s']:7.1f} sentences/s ({n} in {seconds:.1f} s)",
+                    flush=True,
+                )
     return rows
+
+
+COLUMNS = [
+    ("model", "model", None),
+    ("backend", "backend", None),
+    ("search", "search", None),
+    ("batch", "batch", "{}"),
+    ("path", "path", None),
+    ("sentences", "sentences", "{}"),
+    ("src_len", "mean src len", "{:.1f}"),
+    ("out_len", "mean out len", "{:.1f}"),
+    ("sent_per_s", "sent/s", "{:.1f}"),
+    ("peer", "peer (README)", "{:.1f}"),
+    ("vs_peer", "x peer", "{:.2f}"),
+]
 
 
 def main(argv=None):
@@ -247,118 +273,20 @@ def main(argv=None):
                 "--growth times TensorFlow's traced search only: --backend tensorflow."
             )
         return growth(args)
-    if backends != [common.default_backend()]:  # one process per backend, then one table
-        rows = per_backend(sys.argv[1:] if argv is None else list(argv), backends)
-    else:
+    if backends == [common.default_backend()]:
         rows = measure_here(args, backends[0])
-    if args.rows_json:
-        with open(args.rows_json, "w", encoding="utf-8") as f:
-            json.dump(rows, f)
-        return rows
-    print_table(rows, args)
-    return rows
-
-
-def measure_here(args, backend):
-    """The rows of every translator, search, batch size and path, on this process's
-    backend (the SavedModel path on TensorFlow only)."""
-    from zoo.export import load_exported
-
-    test = list(common.bench_corpus("test2016").source)
-    batch_sizes = [int(b) for b in _split(args.batch_sizes)]
-    searches = [(s, args.beam if s == "beam" else 1) for s in _split(args.searches)]
-    paths = _split(args.paths)
-    unknown = sorted(set(paths) - {"translator", "savedmodel"})
-    if unknown:
-        raise ValueError(f"Unknown path(s) {unknown}; use translator, savedmodel.")
-    if backend != "tensorflow" and "savedmodel" in paths:
-        print(f"savedmodel: TensorFlow's format, not timed on {backend}", flush=True)
-        paths = [p for p in paths if p != "savedmodel"]
-    rows = []
-    for label, translator in translators(args):
-        print(f"{label}: {translator.model.count_params():,} parameters", flush=True)
-        cases = []
-        for _, beam in searches:
-            for batch in batch_sizes:
-                n = min(args.limit_batch1 if batch == 1 else args.limit, len(test))
-                lengths = translator.source_lengths(test[:n])
-                order = sorted(range(n), key=lambda i: -int(lengths[i]))
-                cases.append((beam, batch, test[:n], order, float(lengths.mean())))
-        loaded = None
-        # The Translator runs first: after export + tf.saved_model.load in the same process the
-        # original tokenizer's SentencePiece resource is gone (NotFoundError: Resource
-        # localhost/_0_SentencepieceOp/... does not exist), a bug reported to the lead.
-        for path in [p for p in ("translator", "savedmodel") if p in paths]:
-            if path == "savedmodel":
-                export_dir = tempfile.mkdtemp(prefix="zoo-decode-bench-")
-                start = time.perf_counter()
-                translator.export(
-                    export_dir, beam_size=args.beam, greedy=True, attention=args.attention
-                )
-                loaded = load_exported(export_dir)
-                print(f"  exported + reloaded in {time.perf_counter() - start:.1f} s: {export_dir}")
-            for beam, batch, sentences, order, src_len in cases:
-                n = len(sentences)
-                if path == "translator":
-                    seconds, out_len = time_translator(
-                        translator, sentences, beam, batch, args.attention
-                    )
-                else:
-                    seconds, out_len = time_savedmodel(loaded, sentences, order, beam, batch)
-                row = {
-                    "model": label,
-                    "backend": backend,
-                    "search": "greedy" if beam == 1 else f"beam {beam}",
-                    "batch": batch,
-                    "path": path,
-                    "sentences": n,
-                    "seconds": seconds,
-                    "sent_per_s": n / seconds,
-                    "out_len": out_len,
-                    "src_len": src_len,
-                }
-                key = PEER_KEYS.get(("greedy" if beam == 1 else "beam", batch))
-                if key and beam in (1, 5):
-                    row["peer"] = common.PEER_README[key]
-                    row["vs_peer"] = row["sent_per_s"] / row["peer"]
-                rows.append(row)
-                print(
-                    f"  {row['search']:7s} batch {batch:4d} {path:10s}: "
-                    f"{row['sent_per_s']:7.1f} sentences/s ({n} in {seconds:.1f} s)",
-                    flush=True,
-                )
-        del loaded
-    return rows
-
-
-def print_table(rows, args):
+    else:  # one process per backend, then one table
+        rows = [row for b in backends for row in common.run_on(b, measure_here, args, b)]
     print()
-    print(
-        f"Multi30k test2016 de->en, size={args.size}, precision={args.precision}, "
-        + ("with attention weights" if args.attention else "text only")
-    )
-    print(
-        common.table(
-            rows,
-            [
-                ("model", "model", None),
-                ("backend", "backend", None),
-                ("search", "search", None),
-                ("batch", "batch", "{}"),
-                ("path", "path", None),
-                ("sentences", "sentences", "{}"),
-                ("src_len", "mean src len", "{:.1f}"),
-                ("out_len", "mean out len", "{:.1f}"),
-                ("sent_per_s", "sent/s", "{:.1f}"),
-                ("peer", "peer (README)", "{:.1f}"),
-                ("vs_peer", "x peer", "{:.2f}"),
-            ],
-        )
-    )
+    pair = "->".join(common.BENCH_PAIR)
+    what = "with attention weights" if args.attention else "text only"
+    print(f"{common.BENCH_TEST} {pair}, size={args.size}, precision={args.precision}, {what}")
+    print(common.table(rows, COLUMNS))
     print(
         "peer figures: Joey NMT README (trained model, test2016, batch 64 / 1, 2-core CPU); "
         "an untrained zoo model decodes to its length limit, the worst case."
     )
+    return rows
 
 
 if __name__ == "__main__":

@@ -13,14 +13,12 @@ loss of every 50 steps.
         --loss-normalization sentences
 """
 
-import argparse
 import os
 import tempfile
 import time
 
-from common import bench_corpus, tokenizers
+import common
 
-from zoo.data import DEFAULT_BATCH_SIZE
 from zoo.models.presets import SIZES
 from zoo.training import LOSS_NORMALIZATIONS, OPTIMIZERS
 
@@ -48,8 +46,10 @@ def _overrides(pairs):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("preset", help="a zoo.models preset, e.g. luong_local_p_general")
+    parser = common.parser(__doc__)
+    parser.add_argument(
+        "preset", help="a zoo.models preset, e.g. luong_local_p_general (suffixes as --presets')"
+    )
     parser.add_argument(
         "--steps", type=int, default=150, help="training steps (default: %(default)s)"
     )
@@ -78,12 +78,7 @@ def main(argv=None):
         choices=LOSS_NORMALIZATIONS,
         help="the loss's mean over tokens or over sentences (default: %(default)s)",
     )
-    parser.add_argument(
-        "--batch-size",
-        type=int,
-        default=DEFAULT_BATCH_SIZE,
-        help="pairs per batch (default: %(default)s)",
-    )
+    common.add_batch_flags(parser)
     parser.add_argument(
         "--val-pairs", type=int, default=512, help="validation pairs scored (default: %(default)s)"
     )
@@ -97,27 +92,22 @@ def main(argv=None):
     from zoo import training
     from zoo.data import make_dataset
 
-    keras.utils.set_random_seed(args.seed)
-    source_tokenizer, target_tokenizer = tokenizers(quiet=True)
-    train = bench_corpus("train")
-    val = bench_corpus("val")
+    keras.utils.set_random_seed(args.seed)  # before the tokenizers (`common.build_model`)
+    source_tokenizer, target_tokenizer = common.tokenizers(quiet=True)
+    train, val = common.bench_corpus("train"), common.bench_corpus("val")
 
-    def dataset(source, target, **kwargs):
+    def dataset(source, target, shuffle, batching):
         return make_dataset(
-            source, target, source_tokenizer, target_tokenizer, batch_size=args.batch_size, **kwargs
-        )
+            source, target, source_tokenizer, target_tokenizer, batch_size=args.batch_size,
+            max_length=args.max_length, shuffle=shuffle, seed=args.seed, batching=batching,
+        )  # fmt: skip
 
-    train_data = dataset(train.source, train.target, max_length=50, shuffle=True, seed=args.seed)
+    train_data = dataset(train.source, train.target, True, args.batching)
     n = args.val_pairs
-    val_data = dataset(val.source[:n], val.target[:n], shuffle=False, batching="plain")
-    model = zoo.models.build(
-        args.preset,
-        size=args.size,
-        source_vocab_size=source_tokenizer.vocab_size,
-        target_vocab_size=target_tokenizer.vocab_size,
-        **_overrides(args.set),
-    )
-    family = zoo.models.family(args.preset)
+    val_data = dataset(val.source[:n], val.target[:n], False, "plain")
+    vocab_sizes = (source_tokenizer.vocab_size, target_tokenizer.vocab_size)
+    model = common.build_model(args.preset, args.size, vocab_sizes, overrides=_overrides(args.set))
+    family = zoo.models.family(common.parse_preset(args.preset)[0])
     args.optimizer = args.optimizer or training.training_profile(family)["optimizer"]
     optimizer = training.make_optimizer(
         args.optimizer,

@@ -1,11 +1,11 @@
 """LiteRT (TFLite) translators beside the SavedModel: file sizes, BLEU and speed.
 
-For a trained output folder (`--model-dir`) and each search (greedy, beam `--beam`), this
+For a trained output folder (`MODEL_DIR` or `--model-dir`) and each search (greedy, beam `--beam`), this
 exports the SavedModel (`Translator.export`, text only) and `.tflite` files with float32,
 float16 and int8 (dynamic-range) weights (`zoo.export.litert.export_litert`), then reports
 for each:
 - the file's size (the `.tflite` file; the SavedModel's folder) and its share of float32's;
-- BLEU (sacreBLEU 13a, cased) on Multi30k `--split` (test2016) of the whole split (or
+- BLEU (sacreBLEU 13a, cased) on `--split` (the corpus' test split) of the whole split (or
   `--limit` sentences), through `LiteRTTranslator` on a file of batch `--batch` (64) and
   through `SavedModelTranslator` at the same batch size, and the difference to the
   SavedModel;
@@ -17,12 +17,10 @@ for each:
 Timings include tokenizing (the SavedModel tokenizes in its graph, `LiteRTTranslator` with
 the zoo tokenizers) and run on this machine's CPU (`--threads` for the interpreter).
 
-    python bench/litert_bench.py --model-dir saved_models/luong_local_general
+    python bench/litert_bench.py saved_models/luong_local_general_multi30k_de_en
     python bench/litert_bench.py --model-dir runs/tiny --limit 40 --latency-sentences 5
 """
 
-import argparse
-import json
 import os
 import statistics
 import tempfile
@@ -36,19 +34,9 @@ QUANTIZATIONS = ("none", "float16", "int8")
 
 
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(
-        description=__doc__.split("\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    p.add_argument("--model-dir", required=True, help="a trained zoo output folder")
-    p.add_argument(
-        "--searches", default="greedy,beam", help="greedy, beam or both (default: %(default)s)"
-    )
-    p.add_argument(
-        "--beam",
-        type=int,
-        default=search_defaults.BEAM_SIZE,
-        help="beam size of the beam rows (default: %(default)s, zoo.search.defaults)",
-    )
+    p = common.parser(__doc__)
+    common.add_model_dir(p)
+    common.add_search_flags(p)
     p.add_argument(
         "--quantize",
         default=",".join(QUANTIZATIONS),
@@ -60,7 +48,7 @@ def parse_args(argv=None):
         default=search_defaults.BATCH_SIZE,
         help="batch of the BLEU and throughput pass (default: %(default)s)",
     )
-    common.add_corpus_flags(p, split="test2016")
+    common.add_corpus_flags(p, split="test")
     p.add_argument(
         "--limit", type=int, default=None, help="first N sentences of the split (default: all)"
     )
@@ -94,16 +82,9 @@ def measure(translate, one, sentences, references, latency_sentences):
     """BLEU and throughput of `translate(sentences)`, latency of `one(sentence)`."""
     from zoo.evaluation import corpus_scores
 
-    translate(sentences)  # untimed: every length sets up its kernels once
-    start = time.perf_counter()
-    hypotheses = translate(sentences)
-    seconds = time.perf_counter() - start
+    hypotheses, seconds = common.timed(translate, sentences)
     one(sentences[0])
-    times = []
-    for sentence in sentences[:latency_sentences]:
-        start = time.perf_counter()
-        one(sentence)
-        times.append(time.perf_counter() - start)
+    times, _ = common.time_each(one, sentences[:latency_sentences])
     return {
         "bleu": corpus_scores(hypotheses, references)["bleu"],
         "sent_per_s": len(sentences) / seconds,
@@ -112,45 +93,51 @@ def measure(translate, one, sentences, references, latency_sentences):
     }
 
 
+COLUMNS = [
+    ("search", "search", None),
+    ("format", "format", None),
+    ("MiB", "MiB", "{:.2f}"),
+    ("share", "x float32", "{:.2f}"),
+    ("bleu", "BLEU", "{:.2f}"),
+    ("bleu_diff", "vs SavedModel", "{:+.2f}"),
+    ("latency_mean_ms", "batch-1 ms", "{:.1f}"),
+    ("latency_p50_ms", "p50 ms", "{:.1f}"),
+]
+
+
 def main(argv=None):
     args = parse_args(argv)
-    from zoo.data import load_corpus
     from zoo.export import SavedModelTranslator
     from zoo.export.litert import export_litert
     from zoo.export.litert_translator import LiteRTTranslator
     from zoo.translator import Translator
 
-    corpus = load_corpus(args.data, *common.corpus_pair(args), args.split)
+    corpus = common.corpus_split(args, args.limit)
     sentences, references = list(corpus.source), list(corpus.target)
-    if args.limit:
-        sentences, references = sentences[: args.limit], references[: args.limit]
     name = os.path.basename(os.path.normpath(args.model_dir))
     out_dir = args.out_dir or str(common.OUT_DIR / "litert" / name)
     os.makedirs(out_dir, exist_ok=True)
     translator = Translator.from_directory(args.model_dir)
     print(f"{args.model_dir}: {translator.model.count_params():,} parameters", flush=True)
-    searches = [s.strip() for s in args.searches.split(",") if s.strip()]
-    quantizations = [q.strip() for q in args.quantize.split(",") if q.strip()]
+    quantizations = common.split_list(args.quantize)
     rows = []
-    for search in searches:
-        beam = args.beam if search == "beam" else 1
-        label = "greedy" if beam == 1 else f"beam {beam}"
+    for label, beam in common.searches(args):
+        search = "greedy" if beam == 1 else "beam"
         serving = tempfile.mkdtemp(prefix="zoo-litert-bench-")
         translator.export(serving, beam_size=beam, greedy=False, attention=False)
         saved = SavedModelTranslator(serving, batch_size=args.batch)
-        row = {"search": label, "format": "SavedModel", "bytes": folder_size(serving)}
-        row.update(
+        reference = {"search": label, "format": "SavedModel", "bytes": folder_size(serving)}
+        reference.update(
             measure(
-                lambda s, saved=saved: saved.translate(s),
+                saved.translate,
                 lambda s, saved=saved: saved.translate([s], batch_size=1),
                 sentences,
                 references,
                 args.latency_sentences,
             )
         )
-        rows.append(row)
-        reference = row
-        print(f"  {label} SavedModel: BLEU {row['bleu']:.2f}", flush=True)
+        rows.append(reference)
+        print(f"  {label} SavedModel: BLEU {reference['bleu']:.2f}", flush=True)
         float32_bytes = None
         for quantize in quantizations:
             files = {}
@@ -189,25 +176,9 @@ def main(argv=None):
         f"sentences, {args.model_dir}; latency: batch 1, first {args.latency_sentences}; "
         f"throughput: batch {args.batch}"
     )
-    print(
-        common.table(
-            rows,
-            [
-                ("search", "search", None),
-                ("format", "format", None),
-                ("MiB", "MiB", "{:.2f}"),
-                ("share", "x float32", "{:.2f}"),
-                ("bleu", "BLEU", "{:.2f}"),
-                ("bleu_diff", "vs SavedModel", "{:+.2f}"),
-                ("latency_mean_ms", "batch-1 ms", "{:.1f}"),
-                ("latency_p50_ms", "p50 ms", "{:.1f}"),
-                ("sent_per_s", f"batch-{args.batch} sent/s", "{:.1f}"),
-            ],
-        )
-    )
+    print(common.table(rows, [*COLUMNS, ("sent_per_s", f"batch-{args.batch} sent/s", "{:.1f}")]))
     results = os.path.join(out_dir, "results.json")
-    with open(results, "w", encoding="utf-8") as f:
-        json.dump({"args": vars(args), "rows": rows}, f, indent=2)
+    common.write_json(results, {"args": vars(args), "rows": rows})
     print(f"results: {results}")
     return rows
 

@@ -50,9 +50,7 @@ recorded BLEU, and reused while both rows stay the recorded runs, for rows recor
 their translations were kept.
 """
 
-import argparse
 import gzip
-import json
 import math
 import pathlib
 import shutil
@@ -61,7 +59,8 @@ import subprocess
 import sys
 import time
 
-from common import BENCH_DIR, OUT_DIR, REPO_DIR
+from common import BENCH_DIR, OUT_DIR, REPO_DIR, read_json, write_json
+from common import parser as script_parser
 
 from zoo.evaluation.scores import MIN_BUCKET_SENTENCES
 from zoo.workflow.report import METRICS_FILE, TRANSLATIONS_FILE
@@ -160,7 +159,7 @@ def recorded(label, epochs):
     path = recorded_path(label, epochs)
     if not path.exists():
         return None
-    metrics = json.loads(path.read_text())
+    metrics = read_json(path)
     return metrics if metrics["args"]["epochs"] == epochs else None
 
 
@@ -205,11 +204,10 @@ def run_row(label, epochs, out, note=None, retrain=False):
     if code != 0 or not metrics_path.exists():
         raise SystemExit(f"{label}: the recipe failed (exit {code}); see {out / label}.log")
     print(f"{label}: done in {(time.perf_counter() - started) / 60:.1f} min", flush=True)
-    metrics = json.loads(metrics_path.read_text())
+    metrics = read_json(metrics_path)
     if note:
         metrics["run_note"] = note
-    recorded_path(label, epochs).parent.mkdir(parents=True, exist_ok=True)
-    recorded_path(label, epochs).write_text(json.dumps(metrics, indent=2) + "\n")
+    write_json(recorded_path(label, epochs), metrics)
     return metrics
 
 
@@ -430,7 +428,7 @@ def _saved_verdicts(path, results):
     if path is None or not pathlib.Path(path).is_file():
         return {}
     saved = {}
-    for v in json.loads(pathlib.Path(path).read_text()):
+    for v in read_json(path):
         rows = (v["baseline"], v["row"])
         if (
             all(label in results for label in rows)
@@ -470,8 +468,7 @@ def significance(results, out, recorded=None):
         elif (baseline, row) in saved:
             verdicts[baseline, row] = saved[baseline, row]
     if record is not None:
-        record.parent.mkdir(parents=True, exist_ok=True)
-        record.write_text(json.dumps(list(verdicts.values()), indent=2) + "\n")
+        write_json(record, list(verdicts.values()))
     head = (
         "Significance of the differences the papers' findings rest on: paired bootstrap "
         f"resampling of test BLEU (beam), {DEFAULT_SAMPLES['bs']} resamples, seed "
@@ -556,7 +553,7 @@ def update_readme(path, results, out, significance_notes=""):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = script_parser(__doc__)
     parser.add_argument(
         "--epochs",
         type=int,

@@ -18,13 +18,10 @@ prints the process' peak resident memory:
         --source-tokenizer DIR --target-tokenizer DIR
 """
 
-import argparse
 import gzip
-import json
 import logging
 import os
 import random
-import resource
 import time
 
 import common  # quiet TensorFlow start, repository on the path
@@ -33,7 +30,6 @@ import tqdm
 # isort: split
 
 from zoo.data import (  # noqa: E402
-    BATCHINGS,
     DEFAULT_SHUFFLE_BUFFER,
     count_stream,
     load_corpus,
@@ -41,6 +37,7 @@ from zoo.data import (  # noqa: E402
     open_stream,
     stream_dataset,
 )
+from zoo.data.registry import find_corpus  # noqa: E402
 from zoo.text import (  # noqa: E402
     DEFAULT_KIND,
     DEFAULT_VOCAB_SIZE,
@@ -48,11 +45,10 @@ from zoo.text import (  # noqa: E402
     load_tokenizer,
     train_tokenizer,
 )
-from zoo.workflow.flags import library_default  # noqa: E402
 
 
 def parse_args(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = common.parser(__doc__)
     common.add_corpus_flags(parser, split="train")
     parser.add_argument(
         "--tokenizer",
@@ -82,30 +78,12 @@ def parse_args(argv=None):
         default=None,
         help="use only the first N pairs of the split (default: all)",
     )
-    parser.add_argument(
-        "--batch-size",
-        type=int,
-        default=library_default(make_dataset, "batch_size"),
-        help="pairs per batch (default: %(default)s)",
-    )
+    common.add_batch_flags(parser)
     parser.add_argument(
         "--token-budget",
         type=int,
         default=None,
         help="token-budget batches instead of --batch-size pairs (default: off)",
-    )
-    parser.add_argument(
-        "--max-length",
-        type=int,
-        default=library_default(make_dataset, "max_length"),
-        help="drop pairs with more tokens on either side (default: %(default)s)",
-    )
-    parser.add_argument(
-        "--batching",
-        choices=BATCHINGS,
-        default=library_default(make_dataset, "batching"),
-        help="make_dataset's grouping of pairs into batches: sorted pools, length buckets "
-        "(needed by --token-budget) or plain shuffled batches (default: %(default)s)",
     )
     parser.add_argument(
         "--no-cache", action="store_true", help="tokenize again every epoch instead of caching"
@@ -190,10 +168,8 @@ def write_synthetic(corpus, count, directory, compression, seed=0):
     paths = [os.path.join(directory, f"train.{lang}{suffix}") for lang in ("src", "tgt")]
     marker = os.path.join(directory, f"synthetic{suffix}.json")
     wanted = {"pairs": count, "compression": compression, "seed": seed}
-    if all(os.path.isfile(p) for p in paths) and os.path.isfile(marker):
-        with open(marker) as f:
-            if json.load(f) == wanted:
-                return os.path.join(directory, "{split}")
+    if all(os.path.isfile(p) for p in [*paths, marker]) and common.read_json(marker) == wanted:
+        return os.path.join(directory, "{split}")
     for other in ("", ".gz"):  # open_stream reads the plain file when both exist
         for lang in ("src", "tgt"):
             path = os.path.join(directory, f"train.{lang}{other}")
@@ -207,28 +183,21 @@ def write_synthetic(corpus, count, directory, compression, seed=0):
             i, j = rng.randrange(n), rng.randrange(n)
             fs.write(_recombined(corpus.source[i], corpus.source[j]) + "\n")
             ft.write(_recombined(corpus.target[i], corpus.target[j]) + "\n")
-    with open(marker, "w") as f:
-        json.dump(wanted, f)
+    common.write_json(marker, wanted)
     sizes = ", ".join(f"{os.path.getsize(p) / 2**20:.0f} MiB" for p in paths)
     print(f"wrote {count:,} pairs in {time.perf_counter() - start:.0f} s ({sizes})")
     return os.path.join(directory, "{split}")
-
-
-def _peak_rss_gib():
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # KiB on Linux
 
 
 def _counts(args, stream, tokenizers):
     path = os.path.join(args.synthetic_dir, f"counts.{args.compression}.{args.max_length}.json")
     if os.path.isfile(path):
         print(f"count_stream: cached in {path}")
-        with open(path) as f:
-            return json.load(f)
+        return common.read_json(path)
     start = time.perf_counter()
     counts = count_stream(stream, *tokenizers, args.max_length)
     seconds = time.perf_counter() - start
-    with open(path, "w") as f:
-        json.dump(counts, f)
+    common.write_json(path, counts)
     print(
         f"count_stream: {counts['pairs']:,} pairs in {seconds:.1f} s "
         f"= {counts['pairs'] / seconds:,.0f} pairs/s (kept {counts['kept']:,})"
@@ -237,9 +206,13 @@ def _counts(args, stream, tokenizers):
 
 
 def write_evaluation_splits(args, directory):
-    """Multi30k's val and test2016 as directory/{val,test}.{src,tgt}: with them a recipe runs on
-    the synthetic corpus (`--data DIR/{split} --source-lang src --target-lang tgt`)."""
-    for split, name in (("val", "val"), ("test", "test2016")):
+    """The corpus' validation and test splits as directory/{val,test}.{src,tgt}: with them a
+    recipe runs on the synthetic corpus (`--data DIR/{split} --source-lang src --target-lang
+    tgt`). Only for a corpus of the registry (files have no split names to copy)."""
+    info = find_corpus(args.data)
+    if info is None:
+        return
+    for split, name in (("val", info.validation_split), ("test", info.test_split)):
         corpus = load_corpus(args.data, *common.corpus_pair(args), name)
         for lang, lines in (("src", corpus.source), ("tgt", corpus.target)):
             with open(os.path.join(directory, f"{split}.{lang}"), "w", encoding="utf-8") as f:
@@ -248,12 +221,11 @@ def write_evaluation_splits(args, directory):
 
 def main_streamed(args, corpus):
     prefix = write_synthetic(corpus, args.synthetic, args.synthetic_dir, args.compression)
-    if args.data == "multi30k":
-        write_evaluation_splits(args, args.synthetic_dir)
+    write_evaluation_splits(args, args.synthetic_dir)
     tokenizers = _tokenizers(args, corpus)
     stream = open_stream(prefix, "src", "tgt", "train")
     counts = _counts(args, stream, tokenizers)
-    print(f"peak RSS before the pipeline: {_peak_rss_gib():.2f} GiB")
+    print(f"peak RSS before the pipeline: {common.peak_memory_mib() / 1024:.2f} GiB")
     start = time.perf_counter()
     dataset = stream_dataset(
         stream,
@@ -278,15 +250,13 @@ def main_streamed(args, corpus):
         f"steady: {pairs:,} pairs in {seconds:.1f} s = {pairs / seconds:,.0f} pairs/s "
         f"({total - 1:,} batches after the first)"
     )
-    print(f"peak RSS: {_peak_rss_gib():.2f} GiB")
+    print(f"peak RSS: {common.peak_memory_mib() / 1024:.2f} GiB")
 
 
 def main(argv=None):
     args = parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(name)s: %(message)s")
-    corpus = load_corpus(args.data, *common.corpus_pair(args), args.split)
-    if args.limit:
-        corpus = corpus.take(args.limit)
+    corpus = common.corpus_split(args, args.limit)
     if args.synthetic:
         return main_streamed(args, corpus)
     tokenizers = _tokenizers(args, corpus)

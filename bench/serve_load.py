@@ -26,7 +26,6 @@ de-en test2016) or the lines of `--sentences FILE`. One answer that differs from
 sentence alone, or any error of a well-formed request, is counted in the table.
 """
 
-import argparse
 import concurrent.futures
 import http.client
 import json
@@ -48,10 +47,8 @@ ABUSE_PAUSE_S = 0.05  # between two hostile requests of one kind: a hostile user
 
 
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(
-        description=__doc__.split("\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    p.add_argument("model_dir", help="an output folder (or its serving/ SavedModel)")
+    p = common.parser(__doc__)
+    common.add_model_dir(p)
     p.add_argument("--clients", default=CLIENTS, help="concurrent clients (default: %(default)s)")
     p.add_argument(
         "--seconds", type=float, default=20,
@@ -62,7 +59,7 @@ def parse_args(argv=None):
         help="instead of --seconds: this many requests per client",
     )  # fmt: skip
     p.add_argument("--sentences", default=None, help="a file of sentences, one a line")
-    common.add_corpus_flags(p, data_help="corpus of the test split")
+    common.add_corpus_flags(p, split="test")
     p.add_argument(
         "--count", type=int, default=200, help="distinct sentences (default: %(default)s)"
     )
@@ -104,11 +101,7 @@ def load_sentences(args):
         with open(args.sentences, encoding="utf-8") as f:
             lines = [line.rstrip("\n") for line in f]
     else:
-        from zoo.data import load_corpus
-        from zoo.data.registry import default_test_split
-
-        split = default_test_split(args.data)
-        lines = list(load_corpus(args.data, *common.corpus_pair(args), split).source)
+        lines = list(common.corpus_split(args).source)
     lines = [line for line in lines if line.strip()][: args.count]
     if not lines:
         raise SystemExit("no sentences to send")
@@ -405,23 +398,21 @@ def run_load(server, sentences, expected, clients, args):
     }
 
 
-def markdown(rows):
-    """The rows as a Markdown table; the ratio, on both rows of a pair: batched over one
-    at a time (--versus-one-at-a-time), the other engine over the first (--versus-engine)."""
-    lines = [
-        "| server | clients | requests | requests/s | p50 ms | p99 ms | max ms | errors | wrong "
-        "| peak RSS MiB | abuse refused | requests/s ratio | mean batch |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
-    ]
-    for r in rows:
-        rss = "-" if r["rss"] is None else f"{r['rss']:.0f}"
-        ratio = f"{r['ratio']:.2f}x" if "ratio" in r else "-"
-        lines.append(
-            f"| {r['server']} | {r['clients']} | {r['requests']} | {r['per_s']:.1f} | "
-            f"{r['p50']:.0f} | {r['p99']:.0f} | {r['max']:.0f} | {r['errors']} | "
-            f"{r['wrong']} | {rss} | {r['abuse']} | {ratio} | {r['batch']:.1f} |"
-        )
-    return "\n".join(lines)
+COLUMNS = [
+    ("server", "server", None),
+    ("clients", "clients", "{}"),
+    ("requests", "requests", "{}"),
+    ("per_s", "requests/s", "{:.1f}"),
+    ("p50", "p50 ms", "{:.0f}"),
+    ("p99", "p99 ms", "{:.0f}"),
+    ("max", "max ms", "{:.0f}"),
+    ("errors", "errors", "{}"),
+    ("wrong", "wrong", "{}"),
+    ("rss", "peak RSS MiB", "{:.0f}"),
+    ("abuse", "abuse refused", None),
+    ("ratio", "requests/s ratio", "{:.2f}x"),  # of a pair: see main
+    ("batch", "mean batch", "{:.1f}"),
+]
 
 
 def serve_and_load(args, sentences, extra, expected=None):
@@ -466,7 +457,7 @@ def main(argv=None):
     print()
     print(f"python -m zoo serve {args.model_dir} (+ the flags in the server column)")
     print()
-    print(markdown(rows))
+    print(common.table(rows, COLUMNS, markdown=True))
     print(common.machine_line())
     return 1 if any(r["errors"] or r["wrong"] or r["bad_cases"] for r in rows) else 0
 

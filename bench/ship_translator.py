@@ -15,7 +15,6 @@
    of EXAMPLES and OUT_OF_DOMAIN that tests/saved_models_test.py checks; then the checksums.
 """
 
-import argparse
 import json
 import os
 import pathlib
@@ -51,16 +50,12 @@ PAPERS = {
 }
 
 
-def _json(path):
-    return json.loads(pathlib.Path(path).read_text(encoding="utf-8"))
-
-
 def choose(runs, scratch):
     """(the run folder of the highest validation BLEU, one row per run): the BLEU each run
     measured when it chose its model, else `python -m zoo evaluate RUN --split val`'s."""
     rows = []
     for run in runs:
-        metrics = _json(pathlib.Path(run) / "metrics.json")
+        metrics = common.read_json(pathlib.Path(run) / "metrics.json")
         selection = metrics["selection"]
         val_bleu = selection["val_bleu"].get(selection["model_file"])
         if val_bleu is None:
@@ -88,7 +83,7 @@ def _settings(run):
     """The run's corpus: data, languages, validation and test split names."""
     from zoo.data.splits import VALIDATION_NAMES
 
-    settings = _json(pathlib.Path(run) / RUN_FILE)
+    settings = common.read_json(pathlib.Path(run) / RUN_FILE)
     return {
         "data": settings["data"],
         "source_lang": settings["source_lang"],
@@ -124,7 +119,9 @@ def evaluate_many(jobs, scratch, parallel=2):
         running.append(subprocess.Popen(command, stdout=subprocess.DEVNULL))
     for process in running:
         _wait(process)
-    return [(_json(o), h.read_text(encoding="utf-8").splitlines()) for _, o, h in pending]
+    return [
+        (common.read_json(o), h.read_text(encoding="utf-8").splitlines()) for _, o, h in pending
+    ]
 
 
 def _wait(process):
@@ -188,7 +185,7 @@ def package(run, destination, test, scratch):
     returns (dtype, float32 and float16 test BLEU)."""
     from zoo.hub import package_translator
 
-    metrics = _json(run / "metrics.json")  # the run's own evaluation, in float32
+    metrics = common.read_json(run / "metrics.json")  # the run's own evaluation, in float32
     float32 = {"greedy": metrics["bleu_greedy"], "beam": metrics["bleu"]}
     package_translator(run, destination, float16=True)
     greedy, beam = evaluate_many([(destination, test, 1), (destination, test, None)], scratch)
@@ -225,7 +222,7 @@ def front_matter(name, run_settings, facts):
         "library_name": "zoo",
         "pipeline_tag": "translation",
         "tags": ["keras", "translation", "attention", "rnn", facts["family"]],
-        "datasets": ["multi30k"],
+        "datasets": [run_settings["data"]],
         "metrics": ["bleu", "chrf"],
         "model-index": [
             {
@@ -357,7 +354,7 @@ released with zoo under the Apache License 2.0; check the data's terms before ot
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = common.parser(__doc__)
     parser.add_argument("--name", required=True, help="the folder's name in saved_models/")
     parser.add_argument("--runs", nargs="+", required=True, help="the recipe's run folders")
     parser.add_argument("--commit", required=True, help="the commit the runs trained at")
@@ -396,8 +393,8 @@ def main(argv=None):
         corpus = _settings(run)
         dtype, float32, float16 = package(run, destination, corpus["test"], scratch)
         scores, signatures = score_all(destination, corpus, scratch)
-    metrics = _json(run / "metrics.json")
-    run_settings = _json(run / RUN_FILE)
+    metrics = common.read_json(run / "metrics.json")
+    run_settings = common.read_json(run / RUN_FILE)
     family = "bahdanau" if run_settings["recipe"].startswith("bahdanau") else "luong"
     command = (
         f"python recipes/{run_settings['recipe']}.py --max-minutes 0 --seed {run_settings['seed']}"
@@ -416,7 +413,7 @@ def main(argv=None):
         "epochs": metrics["epochs"],
         "steps": metrics["steps"],
         "parameters": metrics["parameters"],
-        "beam_size": _json(destination / CONFIG_FILE)["beam_size"],
+        "beam_size": common.read_json(destination / CONFIG_FILE)["beam_size"],
         "delivered": metrics["selection"]["model_file"],
         "seeds": [{"seed": r["seed"], "val_bleu": r["val_bleu"]} for r in seeds],
         "other_runs": args.other_run,
@@ -481,12 +478,9 @@ def record(name, facts, path):
             f"chrF {{chrf_beam:.2f}}; trained by `{facts['command']}` in {{training}}",
         },
     }
-    path = pathlib.Path(path)
-    entries = json.loads(path.read_text(encoding="utf-8")) if path.exists() else []
-    entries = [e for e in entries if e["id"] != entry["id"]] + [entry]
-    path.write_text(json.dumps(entries, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    entries = common.read_json(path) if os.path.exists(path) else []
+    common.write_json(path, [e for e in entries if e["id"] != entry["id"]] + [entry])
 
 
 if __name__ == "__main__":
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     main()

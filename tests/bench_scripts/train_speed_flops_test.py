@@ -1,5 +1,5 @@
 """bench/train_speed.py's preset suffixes :tied / :untied: they reach the built model and its
-FLOP count (the output layer's terms)."""
+FLOP count (the output layer's terms, `zoo.models.params.flop_terms`)."""
 
 import sys
 from pathlib import Path
@@ -9,9 +9,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 
 import common  # noqa: E402
-import train_speed  # noqa: E402
 
-import zoo.models  # noqa: E402
+from zoo.models import params  # noqa: E402
 
 
 @pytest.mark.parametrize(
@@ -23,10 +22,10 @@ import zoo.models  # noqa: E402
         ("luong_global_general:tied", True),
     ],
 )
-def test_tied_and_untied_suffixes_reach_the_flop_count(spec, tied):
-    name, overrides = common.parse_preset(spec)
-    terms, arguments = train_speed.flop_terms(name, "base", (8000, 8000), overrides)
-    assert arguments["tie_embeddings"] is tied
+def test_tied_and_untied_suffixes_reach_the_model_and_its_flop_count(spec, tied):
+    model = common.build_model(spec, "base", (8000, 8000))
+    assert model.get_layer("decoder").tie_embeddings is tied
+    terms = params.flop_terms(model)
     output = {k: v for k, v in terms.items() if k.startswith(("softmax", "output projection"))}
     if tied:  # h~ (512) -> W_p -> 256 -> E^T (8000)
         assert output == {
@@ -37,10 +36,13 @@ def test_tied_and_untied_suffixes_reach_the_flop_count(spec, tied):
         assert list(output.values()) == [("tgt", 2 * 512 * 8000)]
 
 
-@pytest.mark.parametrize("suffix", ["tied", "untied"])
-def test_the_suffixes_reach_the_built_model(suffix):
-    name, overrides = common.parse_preset(f"luong_local_p_general:{suffix}")
-    model = zoo.models.build(
-        name, size="tiny", source_vocab_size=50, target_vocab_size=50, **overrides
-    )
-    assert model.get_layer("decoder").tie_embeddings is (suffix == "tied")
+def test_a_train_speed_report_counts_the_batches_tokens():
+    import numpy as np
+    import train_speed
+
+    model = common.build_model("luong_global_general", "tiny", (50, 50))
+    source = np.array([[5, 6, 7, 0], [5, 6, 7, 8]])
+    target = np.array([[5, 6, 0], [5, 6, 7]])
+    text, per_token = train_speed.flop_report("x", model, [({"source_ids": source}, target)])
+    assert per_token == pytest.approx(3 * params.flops(model, [3, 4], [2, 3]) / 5)
+    assert text.startswith("x: forward matmul FLOPs per target token")
