@@ -16,7 +16,6 @@ sentence (`zoo.data.splits.split_pairs`: hash-based, deterministic, whatever the
 `load_anki` is the corpus registry's loader (zoo.data.registry).
 """
 
-
 import tqdm
 
 from zoo.data.files import MissingDataError, data_dir, note_read, prepared_files, read_tsv
