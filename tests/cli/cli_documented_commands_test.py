@@ -17,7 +17,7 @@ from zoo.cli.parser import parse_arguments
 
 REPO = Path(__file__).resolve().parents[2]
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
-DOCSTRINGS = [REPO / "zoo" / "cli" / "__init__.py", REPO / "zoo" / "training" / "averaging.py"]
+DOCSTRINGS = [REPO / "zoo" / "cli" / "__init__.py", REPO / "zoo" / "training" / "checkpoints.py"]
 COMMAND = re.compile(r"python -m zoo (translate|evaluate|aer|average)\b.*")
 BLOCK = re.compile(r"^```bash\n(.*?)^```", re.M | re.S)
 
