@@ -12,7 +12,7 @@ def test_require_tensorflow_passes_on_tensorflow_and_names_the_backend_elsewhere
     with pytest.raises(RuntimeError) as raised:
         backend.require_tensorflow("Translator.export", "Export from TensorFlow.")
     assert str(raised.value) == (
-        "Translator.export runs on TensorFlow only; Keras runs on 'jax' here. "
+        "Translator.export runs on TensorFlow only; this process runs Keras on jax. "
         "Export from TensorFlow."
     )
     with pytest.raises(ValueError, match="search_function runs on TensorFlow only"):

@@ -37,7 +37,9 @@ def require_tensorflow(what, instead, error=RuntimeError):
     """
     backend = backend_name()
     if backend != "tensorflow":
-        raise error(f"{what} runs on TensorFlow only; Keras runs on {backend!r} here. {instead}")
+        raise error(
+            f"{what} runs on TensorFlow only; this process runs Keras on {backend}. {instead}"
+        )
 
 
 def backend_installed(backend):
