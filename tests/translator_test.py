@@ -560,6 +560,12 @@ def test_the_translator_holds_its_settings_and_parts(translator):
     with pytest.raises(TypeError, match=r"Unknown decoding control\(s\) \['min_lenght'\]"):
         translator.translate(["Ein Hund."], min_lenght=3)
     parts = (translator.model, translator.source_tokenizer, translator.target_tokenizer)
+    other = Translator(*parts, beam_size=2)
+    other.translate(["Ein Hund."])
+    other.beam_size = 3  # replaces the settings, and drops the searches traced with the old
+    assert other.settings.beam_size == 3 and len(other.traced) == 0
+    with pytest.raises(ValueError, match="length_penalty"):
+        other.length_penalty = -1.0
     with pytest.raises(ValueError, match="beam_size must be an int >= 1"):
         Translator(*parts, beam_size=0)
     with pytest.raises(ValueError, match="max_length_ratio must be in"):

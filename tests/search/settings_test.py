@@ -190,5 +190,7 @@ def test_settings_given_by_name_replace_those_of_the_object(model):
         search(model, SOURCES, {"beam_size": 2})
     with pytest.raises(TypeError, match="settings must be"):
         search(model, SOURCES, 2)
+    assert_same(beam_search(model, SOURCES, settings=settings), search(model, SOURCES, settings))
     sampler = BeamSampler(num_beams=2, length_penalty=0.0)
     assert sampler.settings == SearchSettings(2, 0.0, return_attention=False)
+    assert sampler.num_beams == 2

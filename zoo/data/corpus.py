@@ -44,7 +44,7 @@ from zoo.data.batching import check, make_dataset
 from zoo.data.files import MissingDataError, read_parallel, read_tsv
 from zoo.data.registry import CORPORA, find_corpus, language_code
 from zoo.data.splits import TEST_FRACTION, VAL_FRACTION, LoadOptions, split_pairs
-from zoo.data.streamed_corpus import StreamedCorpus
+from zoo.data.streamed_corpus import DEFAULT_TOKENIZER_SAMPLE, StreamedCorpus
 
 logger = logging.getLogger("zoo.data")
 
@@ -93,7 +93,7 @@ class Corpus:
             raise ValueError(f"Corpus.take needs an int count >= 0, received {count!r}.")
         return dataclasses.replace(self, source=self.source[:count], target=self.target[:count])
 
-    def sample(self, count, seed=0):
+    def sample(self, count=DEFAULT_TOKENIZER_SAMPLE, seed=0):
         """At most `count` pairs, for training tokenizers: every pair when the corpus holds
         no more, else a seeded sample in corpus order; (sources, targets) lists."""
         if len(self) <= count:

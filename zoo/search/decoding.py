@@ -6,10 +6,9 @@ or with XLA; `jax.jit` on JAX; `torch.no_grad` on PyTorch), and its two spelling
 
 The parts: `settings` (the settings, checked once), `loop` (what greedy and beam share: the
 encoded source, the decoder step, the length limits), `greedy` and `beam` (the two loops),
-`top_k` (the chunked top-k of a step), `controls` (the decoding controls and the forced
-prefix: what a step may emit), `constraints` (lexically constrained beam search),
-`penalties` (GNMT's length and coverage penalties),
-`compile` (the fixed-size buffers, the search compiled per backend, the traced search).
+`controls` (the decoding controls and the forced prefix: what a step may emit, and the
+chunked top-k of a step), `constraints` (lexically constrained beam search), `loop` also
+holding GNMT's length and coverage penalties, `compile` (the fixed-size buffers, the search compiled per backend, the traced search).
 
 keras-hub's sampler names (`keras_hub.samplers`) over `zoo.search.search` and
 `zoo.search.sample`: `GreedySampler`, `BeamSampler(num_beams)`, `RandomSampler(temperature)`,
@@ -94,10 +93,12 @@ def greedy_search(model, source_ids, settings=None, **options):
     return search(model, source_ids, settings, **options, beam_size=1)
 
 
-def beam_search(model, source_ids, beam_size=defaults.BEAM_SIZE, settings=None, **options):
-    """`search` with a beam (by default `zoo.search.defaults.BEAM_SIZE` hypotheses per
-    sentence)."""
-    return search(model, source_ids, settings, **options, beam_size=beam_size)
+def beam_search(model, source_ids, beam_size=None, settings=None, **options):
+    """`search` with a beam: `beam_size` hypotheses per sentence (None: the settings', by
+    default `zoo.search.defaults.BEAM_SIZE`)."""
+    if beam_size is not None:
+        options["beam_size"] = beam_size
+    return search(model, source_ids, settings, **options)
 
 
 class BeamSampler:
@@ -111,12 +112,16 @@ class BeamSampler:
         max_length_offset=defaults.MAX_LENGTH_OFFSET,
         coverage_penalty=defaults.COVERAGE_PENALTY,
     ):
-        self.num_beams = num_beams
         lengths = (max_length_ratio, max_length_offset)  # SearchSettings' fields 3 and 4
         self.settings = SearchSettings(
             num_beams, length_penalty, *lengths, return_attention=False,
             coverage_penalty=coverage_penalty,
         )  # fmt: skip
+
+    @property
+    def num_beams(self):
+        """The beam size K (`settings.beam_size`)."""
+        return self.settings.beam_size
 
     def __call__(self, model, source_ids):
         return search(model, source_ids, self.settings)

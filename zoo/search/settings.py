@@ -2,12 +2,11 @@
 (`check_source`) and the model (`check_model`).
 
 `SearchSettings` is the one description of a search's settings and their one set of checks:
-`search`, `search_function`, the samplers, the `Translator`, the command line and the server
-build one (`settings_of`: a `SearchSettings`, or the library defaults of
-`zoo.search.defaults`, with options given by field name) and pass it on. A new option is
-one field here and its check.
-
-The value returned by `zoo.search.search`.
+`search` and `search_function` take one (`settings_of`: a `SearchSettings`, or the library
+defaults of `zoo.search.defaults`, with options given by field name replacing its fields);
+the beam and greedy samplers hold one; the `Translator` holds its own, which the command
+line and the server reach through its keywords. A new option is one field here and its
+check. `SearchResult` is what a search returns.
 """
 
 import dataclasses

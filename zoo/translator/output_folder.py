@@ -1,5 +1,7 @@
-"""`OutputFolder`: a translator's files, what `Translator.save` writes and
-`Translator.from_directory` reads (the `Translator` inherits these methods from it).
+"""`TranslatorFiles`: a translator's files, what `Translator.save` writes and
+`Translator.from_directory` reads (the `Translator` holds this part as `translator.files`
+and answers `save`, `export`, ... with it; `from_directory`, `read_metadata` and
+`model_file` read through the functions here).
 
     <out>/model.keras          the model (keras.saving, safe_mode=True loads it); a recipe
                                run may deliver another file (translator.json's "model_file",
@@ -272,9 +274,9 @@ class TranslatorFiles:
         translator = self.translator
         save_parts(directory, translator.model, translator.source_tokenizer,
                    translator.target_tokenizer)  # fmt: skip
-        self.write_config(directory, metadata)
+        translator.write_config(directory, metadata)
         if serving:
-            self.export(os.path.join(directory, SERVING_DIR))
+            translator.export(os.path.join(directory, SERVING_DIR))
         return directory
 
     def write_config(self, directory, metadata=None):
@@ -293,6 +295,6 @@ class TranslatorFiles:
         from zoo.hub import push_translator
 
         with tempfile.TemporaryDirectory() as scratch:
-            folder = self.save(os.path.join(scratch, "translator"), serving=False,
+            folder = self.translator.save(os.path.join(scratch, "translator"), serving=False,
                                metadata=metadata)  # fmt: skip
             return push_translator(folder, handle, token=token, private=private)

@@ -99,6 +99,6 @@ class Sampler:
         generator = self._generator()
 
         def body(sentences, temperature, top_k, top_p):
-            return self.graph_sample(sentences, generator, temperature, top_k, top_p)
+            return self.translator.graph_sample(sentences, generator, temperature, top_k, top_p)
 
         return self.translator.traced_function(("sample",), body, SAMPLING_SIGNATURE)

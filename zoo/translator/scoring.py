@@ -30,7 +30,9 @@ class Scorer:
 
     def score_function(self):
         """The `tf.function` `(sources, targets) -> dict` that `score` runs, traced once."""
-        return self.translator.traced_function(("score",), self.graph_score, SCORING_SIGNATURE)
+        return self.translator.traced_function(
+            ("score",), self.translator.graph_score, SCORING_SIGNATURE
+        )
 
     def score(self, sources, targets, batch_size=None, progress=False):
         """The model's log-probability of each `targets[i]` as the translation of

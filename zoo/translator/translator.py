@@ -161,12 +161,22 @@ def _part_method(part, method):
     def call(self, *args, **kwargs):
         return method(getattr(self, part), *args, **kwargs)
 
+    call.__qualname__, call.__module__ = f"Translator.{method.__name__}", __name__
     return call
 
 
 def _setting(name):
-    """A read-only attribute: the translator's search setting `name` (`Translator.settings`)."""
-    return property(lambda self: getattr(self.settings, name), doc=f"`settings.{name}`.")
+    """The translator's search setting `name`, a field of `Translator.settings`; setting it
+    replaces the settings (checked) and drops the traced searches, which hold the old ones."""
+
+    def get(self):
+        return getattr(self.settings, name)
+
+    def set(self, value):
+        self.settings = self.settings.replace(**{name: value})
+        self.traced.clear()
+
+    return property(get, set, doc=f"`settings.{name}`.")
 
 
 class Translator:
