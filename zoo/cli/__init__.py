@@ -20,8 +20,9 @@ evaluate, aer, average, serve, compare, export, score, params, list and push.
 MODEL_DIR is an output folder written by `zoo.translator.Translator.save` (model.keras,
 source_tokenizer/, target_tokenizer/, translator.json), the name of a shipped translator
 (`python -m zoo list`) or a hub handle `hf://owner/name` (`zoo.hub.resolve_translator`).
-One module per command (`zoo/cli/translate.py`, ...; `hub.py` holds list and push), each
-with its parser and its `run_<command>(args, out)`; `flags.py` holds the flags several commands share, `loading.py` opens MODEL_DIR. The search
+One module per command (`zoo/cli/translate.py`, ...; `export.py` also holds list and push),
+each with its parser and its `run_<command>(args, out)`; `flags.py` holds the flags several
+commands share, `loading.py` opens MODEL_DIR. The search
 flags' defaults are translator.json's, else the library's (`zoo.search.defaults`).
 """
 

@@ -17,8 +17,9 @@ Names understood by `load_corpus(name, source_lang, target_lang, split)`:
 
 `$ZOO_DATA_DIR` defaults to the `shared/data` folder beside the checkout (`zoo.data.files`).
 
-Streams: corpora read from disk in bounded memory whatever their size. `Corpus` holds every sentence in Python lists: right for Multi30k's 29,000
-pairs, wrong for WMT'14's 4.5 million. A `StreamedCorpus` names files instead and reads them
+Streams: corpora read from disk in bounded memory whatever their size. `Corpus` holds
+every sentence in Python lists: right for Multi30k's 29,000 pairs, wrong for WMT'14's 4.5
+million. A `StreamedCorpus` names files instead and reads them
 with `tf.data.TextLineDataset` each epoch:
 
     line-aligned files   <prefix>.<src> and <prefix>.<tgt>, plain or gzip (".gz")

@@ -38,10 +38,10 @@ Readers for plain parallel files and tab-separated pair files, with clear errors
 
 Every error names the file, the 1-based line number and what is wrong. Files ending in ".gz"
 are decompressed (a damaged or truncated one is an error naming it). Lines end in LF or
-CR LF; a file with old Mac line endings (CR alone) is refused (zoo.data.files). Lines are stripped of
-surrounding whitespace; control characters (NUL, escape, the C1 range, ...: Unicode category
-Cc, the tab of TSV files excepted) become spaces and are counted in a warning; pairs with an
-empty side are dropped and counted in a warning.
+CR LF; a file with old Mac line endings (CR alone) is refused (`check_head`). Lines are
+stripped of surrounding whitespace; control characters (NUL, escape, the C1 range, ...:
+Unicode category Cc, the tab of TSV files excepted) become spaces and are counted in a
+warning; pairs with an empty side are dropped and counted in a warning.
 """
 
 import contextlib
